@@ -4,6 +4,7 @@ statistical modes)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from clineval.core.errors import UserInputError
 from clineval.store import ResultStore
 from clineval.store.baselines import BaselineStore
 from clineval.store.tables import dumps
+from tests.backends import BACKENDS, backend_url
 from tests.cli_helpers import clineval
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,11 +60,18 @@ def _run(folder: Path, url: str, name: str, wrong: set[str]) -> str:
     return api.run_suite(request).run_id
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, str]]:
+@pytest.fixture(scope="module", params=BACKENDS)
+def runs(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, dict[str, str]]]:
+    """The same five runs in a SQLite file and in a PostgreSQL schema (every test runs on both)."""
     folder = tmp_path_factory.mktemp("gate")
-    url = f"sqlite:///{folder / 'store.db'}"
-    ids = {
+    with backend_url(request.param, folder) as url:
+        yield url, _five_runs(folder, url)
+
+
+def _five_runs(folder: Path, url: str) -> dict[str, str]:
+    return {
         # the baseline misses PE and MI: adherence 0 on 30 cases
         "baseline": _run(folder, url, "baseline", {"pe", "mi"}),
         "same": _run(folder, url, "same", {"pe", "mi"}),
@@ -72,7 +81,6 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, str]]
         # noise: the baseline's misses plus two single cases (of 100) in two other conditions
         "noise": _run(folder, url, "noise", {"pe", "mi", "gs1-pneumonia-01", "gs1-chf-01"}),
     }
-    return url, ids
 
 
 def test_promote_list_show_history_never_drifts(runs: tuple[str, dict[str, str]]) -> None:
@@ -248,3 +256,40 @@ def test_statistical_mode_refuses_different_case_sets(runs: tuple[str, dict[str,
         releases._paired_case_sets(base, fewer)
     base_sets, cand_sets = releases._paired_case_sets(base, cand)
     assert set(base_sets["golden"]) == set(cand_sets["golden"]) and len(base_sets["golden"]) == 100
+
+
+def test_eval_results_hold_run_metrics_and_gate_decisions(runs: tuple[str, dict[str, str]]) -> None:
+    """Run rows: every headline metric overall and per condition, with its tier. Gate rows: config_gate,
+    the baseline's row id, passed_baseline per metric (None when tracked)."""
+    url, ids = runs
+    promoted = releases.promote_baseline(url, ids["baseline"], "rows", tenant="acme")
+    releases.gate_run(url, ids["mixed"], "rows", tenant="acme")
+    store = ResultStore(url)
+    try:
+        run_rows = store.eval_results.query(run_id=ids["baseline"], run_type="adhoc")
+        gate = store.eval_results.query(run_id=ids["mixed"], run_type="config_gate", tenant_id="acme")
+    finally:
+        store.close()
+    by_key = {(r.metric_name, r.condition): r for r in run_rows}
+    # the baseline misses every PE case: adherence 0 there, 1 on COPD; overall = the mean of the
+    # per-case values over cases with an applicable rule (NaN = no rule applies)
+    overall = by_key["guideline_adherence", None]
+    per_condition = [r for r in run_rows if r.metric_name == "guideline_adherence" and r.condition]
+    assert len(per_condition) == 7 and overall.tier == 3
+    values = [r.scores["guideline_adherence"].value for r in api.load_run(url, ids["baseline"]).results]
+    applicable = [v for v in values if v == v]
+    assert 0 < len(applicable) < 100 and overall.metric_value == pytest.approx(sum(applicable) / len(applicable))
+    assert by_key["guideline_adherence", "pe"].metric_value == 0.0
+    assert by_key["guideline_adherence", "copd"].metric_value == 1.0
+    assert by_key["schema_pass_rate", None].tier == 1 and by_key["schema_pass_rate", None].metric_value == 1.0
+    assert {r.tenant_id for r in run_rows} == {"default"} and overall.metadata["task"] == "golden"
+    assert all(r.timestamp.tzinfo is not None and r.baseline_id is None for r in run_rows)
+    # the gate: COPD fails (1.0 -> 0.0), the mean passes (it improves), per-rule rates are tracked
+    g = {(r.metric_name, r.condition): r for r in gate}
+    copd = g["guideline_adherence", "copd"]
+    assert (copd.passed_baseline, copd.metric_value, copd.baseline_id) == (False, 0.0, promoted.id)
+    assert copd.metadata["baseline_value"] == 1.0 and copd.metadata["delta"] == -1.0
+    mean = g["guideline_adherence", None]
+    assert mean.passed_baseline is True and mean.metadata["delta"] > 0
+    assert [r.metric_name for r in gate if r.passed_baseline is False] == ["guideline_adherence"]
+    assert any(r.passed_baseline is None for r in gate)  # per-rule adherence rates are tracked

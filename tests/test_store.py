@@ -1,4 +1,5 @@
-"""ResultStore and ResultWriter on temporary SQLite files (fixtures built by hand, no other modules)."""
+"""ResultStore and ResultWriter on a temporary SQLite file and a fresh PostgreSQL schema (fixtures built by
+hand, no other modules)."""
 
 from __future__ import annotations
 
@@ -87,8 +88,8 @@ def same(a: list[CaseResult], b: list[CaseResult]) -> bool:
 
 
 @pytest.fixture
-def db_url(tmp_path: Path) -> str:
-    return f"sqlite:///{tmp_path}/nested/dir/clineval.db"
+def db_url(store_url: str) -> str:
+    return store_url  # every test below runs on SQLite and on PostgreSQL (tests/backends.py)
 
 
 @pytest.fixture
@@ -98,6 +99,8 @@ def store(db_url: str) -> Any:
 
 
 def test_creates_parent_directories_and_sets_pragmas(store: ResultStore, db_url: str) -> None:
+    if not db_url.startswith("sqlite"):
+        pytest.skip("SQLite only")
     assert Path(db_url.removeprefix("sqlite:///")).exists()
     with store.engine.connect() as conn:
         assert conn.execute(text("PRAGMA journal_mode")).scalar() == "wal"
@@ -156,7 +159,7 @@ def test_nan_is_stored_as_valid_json(store: ResultStore) -> None:
     with store.writer("run-1") as writer:
         writer.put(result("c1", failed=True))
     with store.engine.connect() as conn:
-        raw = conn.execute(text("SELECT result FROM case_results")).scalar_one()
+        raw = conn.execute(text("SELECT CAST(result AS TEXT) FROM case_results")).scalar_one()
     json.loads(raw, parse_constant=lambda c: pytest.fail(f"non-standard JSON constant {c}"))
     for value in (math.inf, -math.inf, {"a": [1.5, {"b": -math.inf}]}, "NaN", {"$float": 1}):
         assert dumps(loads(dumps(value))) == dumps(value)

@@ -15,9 +15,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
+from clineval.analysis.eval_rows import run_rows
+from clineval.analysis.gate import snapshot
 from clineval.combine import combined_spec, with_combined
 from clineval.config import BuiltSuite, BuiltTask, load_suite
-from clineval.core import CaseResult, RunInfo, RunResult, Scorer, SuiteSpec, TaskAggregate
+from clineval.core import CaseResult, RunInfo, RunResult, RunType, Scorer, SuiteSpec, TaskAggregate
 from clineval.core.errors import UserInputError
 from clineval.metrics.aggregate import aggregate_task, overall_scores
 from clineval.provenance import effective_options, provenance
@@ -48,6 +50,8 @@ class RunRequest:
     cache_path: Path | None = DEFAULT_CACHE
     retry_failed: bool = False
     policy: CallPolicy = field(default_factory=CallPolicy)
+    tenant_id: str = "default"
+    run_type: RunType = "adhoc"
 
 
 def _check_resumable(info: RunInfo, suite: BuiltSuite) -> None:
@@ -86,6 +90,8 @@ def run_suite(
                     status="running",
                     created_at=created,
                     provenance=provenance(suite.spec, sizes, options),
+                    tenant_id=request.tenant_id,
+                    run_type=request.run_type,
                 )
             )
         if on_start is not None:
@@ -192,7 +198,21 @@ def finalize_run(
     store.finish_run(info.run_id, aggregates, overall, status=status)
     if extra_provenance:
         store.update_provenance(info.run_id, extra_provenance)
-    return store.load_run(info.run_id)
+    run = store.load_run(info.run_id)
+    record_metrics(store, run)
+    return run
+
+
+def record_metrics(store: ResultStore, run: RunResult) -> int:
+    """Write (or rewrite) the run's rows of ``eval_results``: every headline metric, overall and per
+    condition, with its tier."""
+    rows = run_rows(
+        snapshot(run, scorers_for(run.info.suite)),
+        run_type=run.info.run_type,
+        tenant_id=run.info.tenant_id,
+        timestamp=run.info.finished_at or datetime.now(UTC),
+    )
+    return store.eval_results.replace_run_rows(run.run_id, rows)
 
 
 def _task_size(info: RunInfo, task_id: str) -> int:

@@ -9,10 +9,11 @@ import math
 
 from clineval.analysis import gate as _gate
 from clineval.analysis.compare import compare_task
+from clineval.analysis.eval_rows import gate_rows
 from clineval.analysis.gate import MODES as GATE_MODES
 from clineval.analysis.gate import GateResult, evaluate_statistical, evaluate_strict, snapshot
 from clineval.analysis.gate import mismatch as gate_mismatch
-from clineval.api import scorers_for
+from clineval.api import record_metrics, scorers_for
 from clineval.combine import combined_spec, with_combined
 from clineval.core import CaseResult, RunResult, TaskAggregate
 from clineval.core.comparison import RunComparison
@@ -20,6 +21,7 @@ from clineval.core.errors import RunNotFoundError, UserInputError
 from clineval.metrics.aggregate import aggregate_task
 from clineval.store import ResultStore
 from clineval.store.baselines import DEFAULT_TENANT, Baseline, BaselineStore
+from clineval.store.tables import utcnow
 
 
 def _task_results(run: RunResult, task_id: str) -> dict[str, CaseResult]:
@@ -93,7 +95,9 @@ def recombine(
         if save:
             store.finish_run(run.run_id, aggregates, overall, status=run.info.status)
             store.update_provenance(run.run_id, {"combined_score": args})
-            return store.load_run(run.run_id)
+            saved = store.load_run(run.run_id)
+            record_metrics(store, saved)
+            return saved
         info = run.info.model_copy(update={"provenance": {**run.info.provenance, "combined_score": args}})
         return run.model_copy(update={"info": info, "aggregates": aggregates, "overall": overall})
     finally:
@@ -239,7 +243,9 @@ def gate_run(
                 alpha=alpha,
                 margin=margin,
             )
-        baselines.record_gate(run.run_id, promoted, mode, result.passed, result.details())
+        gate_id = baselines.record_gate(run.run_id, promoted, mode, result.passed, result.details())
+        rows = gate_rows(result, baseline_id=promoted.id, gate_id=gate_id, timestamp=utcnow())
+        store.eval_results.record(rows)
         return result
     finally:
         store.close()

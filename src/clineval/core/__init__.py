@@ -10,6 +10,7 @@ from clineval.core.errors import (
     SystemCallError,
     UserInputError,
 )
+from clineval.core.eval_metric import RUN_TYPES, EvalMetric, RunType
 from clineval.core.judging import JudgeAware, JudgeDecision, JudgeRequest
 from clineval.core.output import (
     DifferentialItem,
@@ -29,6 +30,7 @@ from clineval.core.score import CaseResult, Score
 from clineval.core.specs import ComponentSpec, SuiteSpec, TaskSpec, canonical_json, sha256_text
 
 __all__ = [
+    "RUN_TYPES",
     "Case",
     "CaseInput",
     "CaseResult",
@@ -37,6 +39,7 @@ __all__ = [
     "DataFileError",
     "DifferentialItem",
     "ErrorInfo",
+    "EvalMetric",
     "EvidenceRow",
     "JudgeAware",
     "JudgeDecision",
@@ -52,6 +55,7 @@ __all__ = [
     "RunInfo",
     "RunNotFoundError",
     "RunResult",
+    "RunType",
     "Score",
     "Scorer",
     "ScoringContext",

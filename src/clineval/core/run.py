@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from clineval.core.eval_metric import RunType
 from clineval.core.score import CaseResult
 from clineval.core.specs import SuiteSpec
 
@@ -37,6 +38,8 @@ class RunInfo(BaseModel):
     created_at: datetime
     finished_at: datetime | None = None
     provenance: dict[str, Any] = Field(default_factory=dict)
+    tenant_id: str = "default"
+    run_type: RunType = "adhoc"
 
 
 class RunResult(BaseModel):

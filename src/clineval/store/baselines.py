@@ -33,6 +33,7 @@ class Baseline:
     run_id: str
     promoted_at: datetime
     snapshot: dict[str, Any]
+    id: int = 0  # the row id (eval_results.baseline_id)
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,9 @@ def _check_name(kind: str, value: str) -> str:
 def _baseline(row: Row[Any]) -> Baseline:
     promoted = utc(row.promoted_at)
     assert promoted is not None  # the column is NOT NULL
-    return Baseline(row.name, row.tenant, int(row.version), row.run_id, promoted, dict(row.snapshot))
+    return Baseline(
+        row.name, row.tenant, int(row.version), row.run_id, promoted, dict(row.snapshot), int(row.id)
+    )
 
 
 class BaselineStore:

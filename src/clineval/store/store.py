@@ -18,13 +18,14 @@ from clineval.core import (
     TaskAggregate,
 )
 from clineval.store.engine import display_url, make_engine
+from clineval.store.eval_results import EvalResultStore
+from clineval.store.migrate import upgrade
 from clineval.store.tables import (
     FINAL_STATUSES,
     RUN_STATUSES,
     case_results,
     is_tagged,
     loads,
-    metadata,
     runs,
     utc,
     utcnow,
@@ -51,6 +52,8 @@ def _info(row: Row[Any]) -> RunInfo:
         created_at=utc(row.created_at),
         finished_at=utc(row.finished_at),
         provenance=row.provenance or {},
+        tenant_id=row.tenant_id,
+        run_type=row.run_type,
     )
 
 
@@ -70,7 +73,7 @@ class ResultStore:
         self.url = url
         self.display_url = display_url(url)
         self.engine = make_engine(url)
-        metadata.create_all(self.engine)
+        upgrade(self.engine)
 
     # -- runs ---------------------------------------------------------------------------------------
     def create_run(self, info: RunInfo) -> None:
@@ -87,6 +90,8 @@ class ResultStore:
             "provenance": info.provenance,
             "overall": None,
             "aggregates": None,
+            "tenant_id": info.tenant_id,
+            "run_type": info.run_type,
         }
         try:
             with self.engine.begin() as conn:
@@ -199,6 +204,11 @@ class ResultStore:
             aggregates=aggregates,
             overall=row.overall or {},
         )
+
+    @property
+    def eval_results(self) -> EvalResultStore:
+        """The ``eval_results`` rows of this database."""
+        return EvalResultStore(self.engine)
 
     def close(self) -> None:
         self.engine.dispose()

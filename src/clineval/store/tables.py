@@ -1,8 +1,12 @@
 """The tables of the result store (SQLAlchemy Core) and the JSON codec their JSON columns use.
 
-``runs`` holds one row per run (suite spec, status, provenance, aggregates); ``case_results`` one row per
-(run, task, case), appended while the run is going; ``baselines`` and ``gate_results`` hold promoted
-baseline snapshots and gate decisions (:mod:`clineval.store.baselines`). JSON columns go through
+``runs`` holds one row per run (suite spec, status, tenant, run type, provenance, aggregates);
+``case_results`` one row per (run, task, case), appended while the run is going; ``baselines`` and
+``gate_results`` hold promoted baseline snapshots and gate decisions (:mod:`clineval.store.baselines`);
+``eval_results`` one row per metric value of a run (overall and per condition), of a gate decision or of a
+pipeline's regression check (:mod:`clineval.store.eval_results`). The schema is created and upgraded by
+the Alembic migrations in ``clineval/store/migrations`` (:mod:`clineval.store.migrate`); these tables
+are what the migrations must produce (a test compares them). JSON columns go through
 :func:`dumps` / :func:`loads`, which keep NaN and ±infinity (a NaN score means "not scorable") without
 writing invalid JSON: PostgreSQL rejects ``NaN`` in JSON, so non-finite floats are stored as
 ``{"$float": "NaN"}`` and restored on load.
@@ -21,14 +25,18 @@ from sqlalchemy import (
     CheckConstraint,
     Column,
     DateTime,
+    Float,
     ForeignKey,
     Index,
     Integer,
     MetaData,
+    SmallInteger,
     String,
     Table,
     UniqueConstraint,
+    Uuid,
 )
+from sqlalchemy.dialects.postgresql import JSONB
 
 metadata = MetaData()
 
@@ -45,8 +53,12 @@ runs = Table(
     Column("provenance", JSON, nullable=False),
     Column("overall", JSON, nullable=True),
     Column("aggregates", JSON, nullable=True),
+    Column("tenant_id", String(255), nullable=False, server_default="default"),
+    Column("run_type", String(16), nullable=False, server_default="adhoc"),
     CheckConstraint("status IN ('running', 'finished', 'partial', 'failed')", name="ck_runs_status"),
+    CheckConstraint("run_type IN ('nightly', 'weekly', 'config_gate', 'adhoc')", name="ck_runs_run_type"),
     Index("ix_runs_created_at", "created_at"),
+    Index("ix_runs_tenant_id", "tenant_id"),
 )
 
 case_results = Table(
@@ -91,6 +103,31 @@ gate_results = Table(
     Column("details", JSON, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Index("ix_gate_results_run_id", "run_id"),
+)
+
+# One metric value per row (clineval.store.eval_results). JSONB on PostgreSQL so metadata can be indexed
+# and queried (metadata->>'task'); plain JSON text elsewhere.
+eval_results = Table(
+    "eval_results",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", Uuid(as_uuid=False), nullable=False),
+    Column("run_type", String(16), nullable=False),
+    Column("timestamp", DateTime(timezone=True), nullable=False),
+    Column("tenant_id", String(255), nullable=False),
+    Column("condition", String(255), nullable=True),  # NULL: the task-level aggregate
+    Column("tier", SmallInteger, nullable=True),  # NULL: a metric outside the four tiers
+    Column("metric_name", String(255), nullable=False),
+    Column("metric_value", Float, nullable=True),  # NULL: not scorable (NaN)
+    Column("baseline_id", Integer, ForeignKey("baselines.id"), nullable=True),
+    Column("passed_baseline", Boolean, nullable=True),
+    Column("metadata", JSON().with_variant(JSONB(), "postgresql"), nullable=False),
+    CheckConstraint(
+        "run_type IN ('nightly', 'weekly', 'config_gate', 'adhoc')", name="ck_eval_results_run_type"
+    ),
+    CheckConstraint("tier IS NULL OR (tier BETWEEN 1 AND 4)", name="ck_eval_results_tier"),
+    Index("ix_eval_results_run_id", "run_id"),
+    Index("ix_eval_results_trend", "tenant_id", "metric_name", "timestamp"),
 )
 
 RUN_STATUSES = ("running", "finished", "partial", "failed")  # partial: finalised with cases missing
