@@ -3,6 +3,7 @@ statistical modes)."""
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +21,9 @@ from tests.cli_helpers import clineval
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "data" / "golden_set" / "golden_set_v1.jsonl"
 ROWS = [json.loads(line) for line in GOLDEN.read_text().splitlines()]
+# The fixture's runs score all 100 golden-set cases, 80 of them tuned-on (split: train): these tests are
+# about the gate's rules, so they gate knowingly. Held-out isolation is tested at the end of the file.
+gate = functools.partial(releases.gate_run, allow_tuned_cases=True)
 
 
 def _predictions(folder: Path, name: str, wrong: set[str]) -> Path:
@@ -56,8 +60,11 @@ def _suite(folder: Path, name: str, wrong: set[str]) -> Path:
 
 
 def _run(folder: Path, url: str, name: str, wrong: set[str]) -> str:
-    request = api.RunRequest(suite_path=_suite(folder, name, wrong), store_url=url, cache_path=None)
-    return api.run_suite(request).run_id
+    return _run_suite(_suite(folder, name, wrong), url)
+
+
+def _run_suite(suite: Path, url: str) -> str:
+    return api.run_suite(api.RunRequest(suite_path=suite, store_url=url, cache_path=None)).run_id
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
@@ -107,11 +114,11 @@ def test_promote_list_show_history_never_drifts(runs: tuple[str, dict[str, str]]
 def test_gate_passes_and_blocks_a_condition_regression(runs: tuple[str, dict[str, str]]) -> None:
     url, ids = runs
     releases.promote_baseline(url, ids["baseline"], "main")
-    same = releases.gate_run(url, ids["same"], "main")
+    same = gate(url, ids["same"], "main")
     assert same.passed and same.mode == "strict"
-    better = releases.gate_run(url, ids["better"], "main")
+    better = gate(url, ids["better"], "main")
     assert better.passed
-    mixed = releases.gate_run(url, ids["mixed"], "main")
+    mixed = gate(url, ids["mixed"], "main")
     mean = next(r for r in mixed.rows if r.metric == "guideline_adherence" and not r.stratum)
     assert mean.status == "pass" and mean.delta is not None and mean.delta > 0
     assert [(r.metric, r.stratum) for r in mixed.failures] == [("guideline_adherence", "condition=copd")]
@@ -130,13 +137,13 @@ def test_gate_passes_and_blocks_a_condition_regression(runs: tuple[str, dict[str
 def test_statistical_mode_passes_noise_that_strict_mode_blocks(runs: tuple[str, dict[str, str]]) -> None:
     url, ids = runs
     releases.promote_baseline(url, ids["baseline"], "stat")
-    strict = releases.gate_run(url, ids["noise"], "stat")
+    strict = gate(url, ids["noise"], "stat")
     assert {(r.metric, r.stratum) for r in strict.failures} == {
         ("guideline_adherence", ""),
         ("guideline_adherence", "condition=pneumonia"),
         ("guideline_adherence", "condition=chf"),
     }
-    stat = releases.gate_run(url, ids["noise"], "stat", mode="statistical")
+    stat = gate(url, ids["noise"], "stat", mode="statistical")
     assert stat.passed and stat.mode == "statistical"
     overall = next(r for r in stat.rows if r.metric == "guideline_adherence" and not r.stratum)
     assert overall.delta is not None and overall.delta < 0
@@ -145,7 +152,7 @@ def test_statistical_mode_passes_noise_that_strict_mode_blocks(runs: tuple[str, 
     schema = next(r for r in stat.rows if r.metric == "schema_pass_rate" and not r.stratum)
     assert schema.status == "pass" and schema.p == 1.0
     # identical runs pass with p = 1 everywhere a test ran
-    same = releases.gate_run(url, ids["same"], "stat", mode="statistical")
+    same = gate(url, ids["same"], "stat", mode="statistical")
     assert same.passed and all(r.p == 1.0 for r in same.rows if r.status != "tracked")
 
 
@@ -154,7 +161,7 @@ def test_statistical_mode_still_blocks_a_clear_condition_regression(runs: tuple[
     # even after Holm across the gate's tests, and the paired interval is entirely below zero
     url, ids = runs
     releases.promote_baseline(url, ids["baseline"], "stat-mixed")
-    mixed = releases.gate_run(url, ids["mixed"], "stat-mixed", mode="statistical")
+    mixed = gate(url, ids["mixed"], "stat-mixed", mode="statistical")
     assert [(r.metric, r.stratum) for r in mixed.failures] == [("guideline_adherence", "condition=copd")]
     copd = mixed.failures[0]
     assert copd.p is not None and copd.p < 0.01
@@ -163,11 +170,11 @@ def test_statistical_mode_still_blocks_a_clear_condition_regression(runs: tuple[
     mean = next(r for r in mixed.rows if r.metric == "guideline_adherence" and not r.stratum)
     assert mean.status == "pass" and mean.delta is not None and mean.delta > 0
     # a very loose alpha with a huge margin: the CI rule cannot fire, the test still does
-    loose = releases.gate_run(url, ids["mixed"], "stat-mixed", mode="statistical", margin=2.0)
+    loose = gate(url, ids["mixed"], "stat-mixed", mode="statistical", margin=2.0)
     assert [(r.metric, r.stratum) for r in loose.failures] == [("guideline_adherence", "condition=copd")]
     assert "CI upper" not in loose.failures[0].note
     # an impossible alpha: only the interval rule fires
-    ci_only = releases.gate_run(url, ids["mixed"], "stat-mixed", mode="statistical", alpha=1e-12)
+    ci_only = gate(url, ids["mixed"], "stat-mixed", mode="statistical", alpha=1e-12)
     assert len(ci_only.failures) == 1 and "p_holm" not in ci_only.failures[0].note
 
 
@@ -175,28 +182,29 @@ def test_gate_refuses_bad_options_and_unknown_baseline(runs: tuple[str, dict[str
     url, ids = runs
     releases.promote_baseline(url, ids["baseline"], "opts")
     with pytest.raises(UserInputError, match="unknown gate mode"):
-        releases.gate_run(url, ids["same"], "opts", mode="bayesian")
+        gate(url, ids["same"], "opts", mode="bayesian")
     with pytest.raises(UserInputError, match="--alpha"):
-        releases.gate_run(url, ids["same"], "opts", mode="statistical", alpha=1.5)
+        gate(url, ids["same"], "opts", mode="statistical", alpha=1.5)
     with pytest.raises(UserInputError, match="--margin"):
-        releases.gate_run(url, ids["same"], "opts", mode="statistical", margin=-0.1)
+        gate(url, ids["same"], "opts", mode="statistical", margin=-0.1)
     with pytest.raises(UserInputError, match="no baseline 'nope'"):
-        releases.gate_run(url, ids["same"], "nope")
+        gate(url, ids["same"], "nope")
 
 
 def test_cli_exit_codes(runs: tuple[str, dict[str, str]], tmp_path: Path) -> None:
     url, ids = runs
-    store = ("--store", url)
+    store = ("--store", url, "--allow-tuned-cases")  # the fixture's runs use all 100 golden-set cases
+    db = ("--store", url)
     promoted = clineval(
-        "baseline", "promote", ids["baseline"], "--name", "cli", "--tenant", "t1", *store, cwd=tmp_path
+        "baseline", "promote", ids["baseline"], "--name", "cli", "--tenant", "t1", *db, cwd=tmp_path
     )
     assert promoted.returncode == 0, promoted.stderr
     assert "v1" in promoted.stdout
-    listed = clineval("baseline", "list", *store, cwd=tmp_path)
+    listed = clineval("baseline", "list", *db, cwd=tmp_path)
     assert listed.returncode == 0 and "cli" in listed.stdout
-    shown = clineval("baseline", "show", "cli", "--tenant", "t1", "--json", *store, cwd=tmp_path)
+    shown = clineval("baseline", "show", "cli", "--tenant", "t1", "--json", *db, cwd=tmp_path)
     assert shown.returncode == 0 and json.loads(shown.stdout)["version"] == 1
-    history = clineval("baseline", "history", "cli", "--tenant", "t1", *store, cwd=tmp_path)
+    history = clineval("baseline", "history", "cli", "--tenant", "t1", *db, cwd=tmp_path)
     assert history.returncode == 0 and "cli" in history.stdout
 
     ok = clineval("gate", ids["better"], "--baseline", "cli", "--tenant", "t1", *store, cwd=tmp_path)
@@ -223,9 +231,13 @@ def test_cli_exit_codes(runs: tuple[str, dict[str, str]], tmp_path: Path) -> Non
         ("gate", ids["mixed"], "--baseline", "cli", *stat, "--alpha", "0"),
         ("gate", ids["mixed"], "--baseline", "missing"),
         ("gate", "no-such-run", "--baseline", "cli", "--tenant", "t1"),
-        ("baseline", "show", "missing"),
     ):
         result = clineval(*bad, *store, cwd=tmp_path)
+        assert result.returncode == 2, (bad, result.stdout, result.stderr)
+        assert "Traceback" not in result.stderr and "error:" in result.stderr
+    tuned = ("gate", ids["better"], "--baseline", "cli", "--tenant", "t1")  # without --allow-tuned-cases
+    for bad in (("baseline", "show", "missing"), tuned):
+        result = clineval(*bad, *db, cwd=tmp_path)
         assert result.returncode == 2, (bad, result.stdout, result.stderr)
         assert "Traceback" not in result.stderr and "error:" in result.stderr
 
@@ -245,7 +257,7 @@ def test_gate_refuses_a_candidate_of_other_tasks(runs: tuple[str, dict[str, str]
     other = api.run_suite(api.RunRequest(suite_path=suite, store_url=url, cache_path=None)).run_id
     releases.promote_baseline(url, ids["baseline"], "tasks")
     with pytest.raises(UserInputError, match="differ from the baseline's"):
-        releases.gate_run(url, other, "tasks")
+        gate(url, other, "tasks")
 
 
 def test_statistical_mode_refuses_different_case_sets(runs: tuple[str, dict[str, str]]) -> None:
@@ -263,11 +275,11 @@ def test_eval_results_hold_run_metrics_and_gate_decisions(runs: tuple[str, dict[
     the baseline's row id, passed_baseline per metric (None when tracked)."""
     url, ids = runs
     promoted = releases.promote_baseline(url, ids["baseline"], "rows", tenant="acme")
-    releases.gate_run(url, ids["mixed"], "rows", tenant="acme")
+    gate(url, ids["mixed"], "rows", tenant="acme")
     store = ResultStore(url)
     try:
         run_rows = store.eval_results.query(run_id=ids["baseline"], run_type="adhoc")
-        gate = store.eval_results.query(run_id=ids["mixed"], run_type="config_gate", tenant_id="acme")
+        decided = store.eval_results.query(run_id=ids["mixed"], run_type="config_gate", tenant_id="acme")
     finally:
         store.close()
     by_key = {(r.metric_name, r.condition): r for r in run_rows}
@@ -278,18 +290,45 @@ def test_eval_results_hold_run_metrics_and_gate_decisions(runs: tuple[str, dict[
     assert len(per_condition) == 7 and overall.tier == 3
     values = [r.scores["guideline_adherence"].value for r in api.load_run(url, ids["baseline"]).results]
     applicable = [v for v in values if v == v]
-    assert 0 < len(applicable) < 100 and overall.metric_value == pytest.approx(sum(applicable) / len(applicable))
+    assert 0 < len(applicable) < 100
+    assert overall.metric_value == pytest.approx(sum(applicable) / len(applicable))
     assert by_key["guideline_adherence", "pe"].metric_value == 0.0
     assert by_key["guideline_adherence", "copd"].metric_value == 1.0
     assert by_key["schema_pass_rate", None].tier == 1 and by_key["schema_pass_rate", None].metric_value == 1.0
     assert {r.tenant_id for r in run_rows} == {"default"} and overall.metadata["task"] == "golden"
     assert all(r.timestamp.tzinfo is not None and r.baseline_id is None for r in run_rows)
     # the gate: COPD fails (1.0 -> 0.0), the mean passes (it improves), per-rule rates are tracked
-    g = {(r.metric_name, r.condition): r for r in gate}
+    g = {(r.metric_name, r.condition): r for r in decided}
     copd = g["guideline_adherence", "copd"]
     assert (copd.passed_baseline, copd.metric_value, copd.baseline_id) == (False, 0.0, promoted.id)
     assert copd.metadata["baseline_value"] == 1.0 and copd.metadata["delta"] == -1.0
     mean = g["guideline_adherence", None]
     assert mean.passed_baseline is True and mean.metadata["delta"] > 0
-    assert [r.metric_name for r in gate if r.passed_baseline is False] == ["guideline_adherence"]
-    assert any(r.passed_baseline is None for r in gate)  # per-rule adherence rates are tracked
+    assert [r.metric_name for r in decided if r.passed_baseline is False] == ["guideline_adherence"]
+    assert any(r.passed_baseline is None for r in decided)  # per-rule adherence rates are tracked
+
+
+def test_gate_refuses_tuned_on_cases_unless_told(runs: tuple[str, dict[str, str]], tmp_path: Path) -> None:
+    """80 of the golden set's 100 cases are split: train. A gate refuses them by default; a run of the
+    20 held-out cases is gated without the flag."""
+    url, ids = runs
+    releases.promote_baseline(url, ids["baseline"], "iso")
+    with pytest.raises(UserInputError, match=r"includes 80 tuned-on case\(s\) of 100"):
+        releases.gate_run(url, ids["same"], "iso")
+    assert releases.gate_run(url, ids["same"], "iso", allow_tuned_cases=True).passed
+
+    def heldout_run(name: str, wrong: set[str]) -> str:
+        suite = _suite(tmp_path, name, wrong)
+        suite.write_text(suite.read_text().replace(f"path: {GOLDEN}}}", f"path: {GOLDEN}, split: heldout}}"))
+        return _run_suite(suite, url)
+
+    base, cand = heldout_run("h-base", set()), heldout_run("h-cand", {"copd"})
+    releases.promote_baseline(url, base, "iso-heldout")
+    result = releases.gate_run(url, cand, "iso-heldout")  # no flag needed: no tuned-on case
+    held = sum(1 for r in ROWS if r["metadata"]["split"] == "heldout")
+    assert held == 20 and len(api.load_run(url, cand).results) == held
+    # breaking COPD (the baseline is perfect) lowers the mean and COPD
+    assert [(r.metric, r.stratum) for r in result.failures] == [
+        ("guideline_adherence", ""),
+        ("guideline_adherence", "condition=copd"),
+    ]

@@ -13,6 +13,7 @@ from clineval.analysis.eval_rows import gate_rows
 from clineval.analysis.gate import MODES as GATE_MODES
 from clineval.analysis.gate import GateResult, evaluate_statistical, evaluate_strict, snapshot
 from clineval.analysis.gate import mismatch as gate_mismatch
+from clineval.analysis.heldout import tuned_on
 from clineval.api import record_metrics, scorers_for
 from clineval.combine import combined_spec, with_combined
 from clineval.core import CaseResult, RunResult, TaskAggregate
@@ -188,13 +189,16 @@ def gate_run(
     version: int | None = None,
     alpha: float = GATE_ALPHA,
     margin: float = GATE_MARGIN,
+    allow_tuned_cases: bool = False,
 ) -> GateResult:
     """Gate a finished candidate run against a baseline and store the decision in ``gate_results``.
 
     ``strict``: every gating metric ``candidate >= baseline``. ``statistical``: per-case-mean gating metrics
     regress only when ``delta < 0`` and (Holm-adjusted ``p < alpha`` or the 95% paired interval's upper
     bound ``< -margin``), paired on the cases of the baseline's run (which must still be stored and hold the
-    same case ids); other gating metrics keep the strict rule (docs/gate.md).
+    same case ids); other gating metrics keep the strict rule (docs/gate.md). A candidate that includes
+    tuned-on cases (metadata ``split: train``...) is refused unless ``allow_tuned_cases``
+    (:mod:`clineval.analysis.heldout`).
     """
     if mode not in GATE_MODES:
         raise UserInputError(f"unknown gate mode {mode!r}", hint=f"use one of: {', '.join(GATE_MODES)}")
@@ -207,6 +211,15 @@ def gate_run(
         baselines = BaselineStore(store.engine)
         promoted = baselines.get(baseline, tenant, version)
         run = _finished_run(store, candidate)
+        tuned = tuned_on(run.results)
+        if tuned and not allow_tuned_cases:
+            raise UserInputError(
+                f"run {run.run_id} includes {len(tuned)} tuned-on case(s) of {len(run.results)} "
+                f"(e.g. {tuned[0].case_id}, split {tuned[0].metadata.get('split')!r}): a gate judges a "
+                "change on held-out cases",
+                hint="run the candidate on the held-out split (e.g. golden_set split: heldout), "
+                "or pass --allow-tuned-cases to gate on tuned-on cases knowingly",
+            )
         scorers = scorers_for(run.info.suite)
         cand = snapshot(run, scorers)
         problem = gate_mismatch(promoted.snapshot, cand)

@@ -4,20 +4,19 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
-from functools import wraps
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from clineval import api, releases
+from clineval.cli import pipeline_commands, store_commands
+from clineval.cli.common import StoreOpt, console, err_console, user_errors
 from clineval.cli.progress import RichProgress
-from clineval.core import RunResult, StructuredOutput
+from clineval.core import RUN_TYPES, RunResult, StructuredOutput
 from clineval.core.errors import UserInputError
 from clineval.metrics.combined import parse_weights
 from clineval.report import print_run_summary, print_runs_table, write_reports
@@ -38,30 +37,9 @@ baseline_app = typer.Typer(
     no_args_is_help=True, help="Named baselines (per tenant): promote, list, show, history."
 )
 app.add_typer(baseline_app, name="baseline")
-console = Console()
-err_console = Console(stderr=True)
-F = TypeVar("F", bound=Callable[..., Any])
-
-StoreOpt = Annotated[str, typer.Option("--store", help="SQLAlchemy URL of the results store.")]
-
-
-def user_errors(func: F) -> F:
-    """Bad input becomes one line on stderr and exit code 2, never a traceback."""
-
-    @wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except UserInputError as err:
-            err_console.print(f"[red]error:[/red] {err.render()}", highlight=False, soft_wrap=True)
-            raise typer.Exit(2) from None
-        except KeyboardInterrupt:
-            err_console.print("interrupted: finished cases are stored; complete the run with --resume RUN_ID")
-            raise typer.Exit(130) from None
-
-    return wrapper  # type: ignore[return-value]
-
-
+app.add_typer(store_commands.db_app, name="db")
+app.add_typer(pipeline_commands.pipeline_app, name="pipeline")
+app.command("results")(store_commands.results_command)
 def _finish(run: RunResult, out: Path | None) -> None:
     for warning in run.info.provenance.get("warnings", []):
         err_console.print(f"[yellow]warning:[/yellow] {warning}", highlight=False, soft_wrap=True)
@@ -92,8 +70,14 @@ def run(
     timeout: Annotated[float, typer.Option(min=0.001, help="Per-call timeout, seconds.")] = 60.0,
     max_retries: Annotated[int, typer.Option(min=0, help="Retries of a retryable failure.")] = 3,
     cache_path: Annotated[Path, typer.Option(help="Response cache file.")] = api.DEFAULT_CACHE,
+    tenant: Annotated[str, typer.Option(help="Tenant the run belongs to.")] = DEFAULT_TENANT,
+    run_type: Annotated[
+        str, typer.Option(help="nightly | weekly | config_gate | adhoc (stored with its metrics).")
+    ] = "adhoc",
 ) -> None:
     """Run an evaluation suite (or --resume an interrupted run) and report it."""
+    if run_type not in RUN_TYPES:
+        raise UserInputError(f"unknown --run-type {run_type!r}", hint=f"use one of: {', '.join(RUN_TYPES)}")
     request = api.RunRequest(
         suite_path=suite,
         store_url=store,
@@ -104,6 +88,8 @@ def run(
         cache_path=None if no_cache else cache_path,
         retry_failed=retry_failed,
         policy=CallPolicy(timeout_s=timeout, max_retries=max_retries),
+        tenant_id=tenant,
+        run_type=run_type,  # type: ignore[arg-type]  # checked against RUN_TYPES above
     )
     _run_and_report(request, out)
 
@@ -318,10 +304,21 @@ def gate(
         float, typer.Option(help="... or its 95% interval's upper bound < -margin.")
     ] = releases.GATE_MARGIN,
     store: StoreOpt = api.DEFAULT_STORE,
+    allow_tuned_cases: Annotated[
+        bool, typer.Option(help="Gate a run that includes tuned-on (train) cases anyway.")
+    ] = False,
 ) -> None:
     """Gate a candidate run against a baseline: exit 0 pass, 1 regression, 2 error."""
     result = releases.gate_run(
-        store, candidate, baseline, tenant=tenant, mode=mode, version=version, alpha=alpha, margin=margin
+        store,
+        candidate,
+        baseline,
+        tenant=tenant,
+        mode=mode,
+        version=version,
+        alpha=alpha,
+        margin=margin,
+        allow_tuned_cases=allow_tuned_cases,
     )
     title = (
         f"gate {result.mode}: run {result.run_id[:12]} vs baseline {result.baseline_name} "

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
 from sqlalchemy import Row, Text, case, func, insert, select, type_coerce, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import ArgumentError, IntegrityError, NoSuchModuleError, OperationalError
 
 from clineval.core import (
     CaseResult,
@@ -16,6 +16,7 @@ from clineval.core import (
     RunResult,
     SuiteSpec,
     TaskAggregate,
+    UserInputError,
 )
 from clineval.store.engine import display_url, make_engine
 from clineval.store.eval_results import EvalResultStore
@@ -71,9 +72,27 @@ class ResultStore:
 
     def __init__(self, url: str = DEFAULT_URL) -> None:
         self.url = url
-        self.display_url = display_url(url)
-        self.engine = make_engine(url)
-        upgrade(self.engine)
+        try:
+            self.display_url = display_url(url)
+        except ArgumentError:
+            raise UserInputError(
+                f"--store {url.split('@')[-1]!r} is not a SQLAlchemy URL",
+                hint="e.g. sqlite:///runs.db or postgresql+psycopg://user@host/db",
+            ) from None
+        try:
+            self.engine = make_engine(url)
+            upgrade(self.engine)
+        except ImportError as err:  # a URL naming a driver that is not installed (psycopg)
+            raise UserInputError(
+                f"cannot open the store {self.display_url}: its driver is not installed ({err.name or err})",
+                hint="for PostgreSQL: pip install 'clineval[postgresql]'",
+            ) from None
+        except (ArgumentError, NoSuchModuleError, OperationalError, OSError) as err:
+            reason = str(getattr(err, "orig", None) or err).strip().splitlines()[0]
+            raise UserInputError(
+                f"cannot open the store {self.display_url}: {reason}",
+                hint="check --store (a SQLAlchemy URL, e.g. sqlite:///runs.db or postgresql+psycopg://...)",
+            ) from None
 
     # -- runs ---------------------------------------------------------------------------------------
     def create_run(self, info: RunInfo) -> None:

@@ -1,0 +1,101 @@
+"""``clineval db upgrade|current`` (schema migrations) and ``clineval results`` (query eval_results)."""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import datetime
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from clineval.cli.common import DEFAULT_STORE, StoreOpt, console, user_errors
+from clineval.core import EvalMetric
+from clineval.core.errors import UserInputError
+from clineval.store import ResultStore
+from clineval.store.migrate import current_revision
+from clineval.store.migrations import HEAD
+
+db_app = typer.Typer(no_args_is_help=True, help="The store's schema: upgrade it, show its revision.")
+
+
+@db_app.command("upgrade")
+@user_errors
+def db_upgrade(store: StoreOpt = DEFAULT_STORE) -> None:
+    """Create or migrate the store's tables to the newest schema (also done whenever a store is opened)."""
+    with ResultStore(store) as opened:
+        console.print(f"{opened.display_url}: schema at revision {HEAD} (head)", highlight=False)
+
+
+@db_app.command("current")
+@user_errors
+def db_current(store: StoreOpt = DEFAULT_STORE) -> None:
+    """Print the store's schema revision."""
+    with ResultStore(store) as opened, opened.engine.connect() as conn:
+        console.print(f"{current_revision(conn)} (head {HEAD})", highlight=False)
+
+
+def _since(value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise UserInputError(f"--since {value!r} is not an ISO date/time", hint="e.g. 2026-11-01") from None
+    return moment if moment.tzinfo is not None else moment.astimezone()
+
+
+def _json_row(row: EvalMetric) -> str:
+    data = row.model_dump(mode="json")
+    data["metric_value"] = row.metric_value if math.isfinite(row.metric_value) else None
+    return json.dumps(data, ensure_ascii=False, allow_nan=False, default=str)
+
+
+def results(
+    store: StoreOpt = DEFAULT_STORE,
+    tenant: Annotated[str | None, typer.Option(help="Only this tenant.")] = None,
+    run_type: Annotated[str | None, typer.Option(help="nightly | weekly | config_gate | adhoc.")] = None,
+    metric: Annotated[str | None, typer.Option(help="Only this metric name.")] = None,
+    run: Annotated[str | None, typer.Option(help="Only this run id (or unique prefix).")] = None,
+    condition: Annotated[str | None, typer.Option(help="Only this condition.")] = None,
+    since: Annotated[str | None, typer.Option(help="Only rows at or after this ISO date/time.")] = None,
+    limit: Annotated[int, typer.Option(min=1, help="At most this many rows (oldest first).")] = 200,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
+) -> None:
+    """List stored metric rows (eval_results): trends per tenant, run type, metric and condition."""
+    with ResultStore(store) as opened:
+        run_id = opened.resolve_run_id(run) if run is not None else None
+        rows = opened.eval_results.query(
+            tenant_id=tenant,
+            run_id=run_id,
+            run_type=run_type,
+            metric_name=metric,
+            condition=condition,
+            since=_since(since),
+            limit=limit,
+        )
+    if as_json:
+        for row in rows:
+            typer.echo(_json_row(row))
+        return
+    table = Table(title=f"eval_results ({len(rows)} rows)")
+    for column in ("time", "run", "type", "tenant", "tier", "metric", "condition", "value", "vs baseline"):
+        table.add_column(column)
+    for row in rows:
+        verdict = {None: "", True: "pass", False: "FAIL"}[row.passed_baseline]
+        table.add_row(
+            row.timestamp.strftime("%Y-%m-%d %H:%M"),
+            row.run_id[:12],
+            row.run_type,
+            row.tenant_id,
+            "" if row.tier is None else str(row.tier),
+            row.metric_name,
+            row.condition or "",
+            "n/a" if math.isnan(row.metric_value) else f"{row.metric_value:.4f}",
+            verdict,
+        )
+    console.print(table)
+
+
+results_command = user_errors(results)
