@@ -156,3 +156,31 @@ def test_config_mistakes_are_one_line_with_the_line_number(tmp_path: Path) -> No
     missing.write_text("name: x\nnightly:\n  - name: a\n    suite: nowhere.yaml\n")
     with pytest.raises(SuiteError, match=r"suite file .*nowhere\.yaml not found"):
         load_pipeline_config(missing)
+
+
+def test_feedback_for_tuning_never_returns_held_out_cases(tmp_path: Path) -> None:
+    """Tuning-visible feedback of a run over all 100 golden-set cases: the 20 held-out ones are withheld
+    (counted, never returned or counted in the label tallies), in the API and in the exported JSONL."""
+    from clineval.feedback import feedback
+
+    suite = _suite(tmp_path, "all", {"copd"})
+    suite.write_text(suite.read_text().replace(", split: heldout}", "}"))
+    # predictions for every case (the helper wrote the held-out ones only)
+    lines = [
+        json.dumps({"id": r["id"], "output": {"recommended_actions": [{"action": "Review in clinic"}]}})
+        for r in ROWS
+    ]
+    (tmp_path / "all.jsonl").write_text("\n".join(lines) + "\n")
+    url = f"sqlite:///{tmp_path / 'fb.db'}"
+    run_id = api.run_suite(api.RunRequest(suite_path=suite, store_url=url, cache_path=None)).run_id
+    found = feedback(url, run_id, failing_only=False)
+    assert found.withheld == 20 and len(found.results) == 80
+    assert all(r.metadata["split"] == "train" for r in found.results)
+    assert sum(found.labels["schema"].values()) == 80
+    out = tmp_path / "fb.jsonl"
+    cli = clineval("feedback", run_id[:10], "--store", url, "--out", str(out), cwd=tmp_path)
+    assert cli.returncode == 0, cli.stderr
+    exported = [json.loads(line) for line in out.read_text().splitlines()]
+    heldout_ids = {r["id"] for r in HELDOUT}
+    assert exported and not heldout_ids & {e["case_id"] for e in exported}
+    assert json.loads(cli.stdout[: cli.stdout.rindex("}") + 1])["withheld_heldout"] == 20

@@ -40,6 +40,7 @@ app.add_typer(baseline_app, name="baseline")
 app.add_typer(store_commands.db_app, name="db")
 app.add_typer(pipeline_commands.pipeline_app, name="pipeline")
 app.command("results")(store_commands.results_command)
+app.command("feedback")(store_commands.feedback_command)
 def _finish(run: RunResult, out: Path | None) -> None:
     for warning in run.info.provenance.get("warnings", []):
         err_console.print(f"[yellow]warning:[/yellow] {warning}", highlight=False, soft_wrap=True)

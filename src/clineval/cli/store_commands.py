@@ -1,10 +1,12 @@
-"""``clineval db upgrade|current`` (schema migrations) and ``clineval results`` (query eval_results)."""
+"""``clineval db upgrade|current`` (schema migrations), ``clineval results`` (query eval_results) and
+``clineval feedback`` (tuning-visible failures of a run, held-out cases withheld)."""
 
 from __future__ import annotations
 
 import json
 import math
 from datetime import datetime
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -13,6 +15,7 @@ from rich.table import Table
 from clineval.cli.common import DEFAULT_STORE, StoreOpt, console, user_errors
 from clineval.core import EvalMetric
 from clineval.core.errors import UserInputError
+from clineval.feedback import feedback
 from clineval.store import ResultStore
 from clineval.store.migrate import current_revision
 from clineval.store.migrations import HEAD
@@ -99,3 +102,25 @@ def results(
 
 
 results_command = user_errors(results)
+
+
+@user_errors
+def feedback_command(
+    run_id: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")],
+    store: StoreOpt = DEFAULT_STORE,
+    out: Annotated[
+        Path | None, typer.Option(help="Write the tuning-visible cases as JSONL here (held-out withheld).")
+    ] = None,
+    all_cases: Annotated[
+        bool, typer.Option("--all", help="Every visible case, not only failing ones.")
+    ] = False,
+) -> None:
+    """Failure counts and failing cases of a run, for tuning; held-out cases are withheld."""
+    found = feedback(store, run_id, failing_only=not all_cases)
+    console.print(json.dumps(found.to_dict(), indent=2), highlight=False, markup=False)
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with out.open("w", encoding="utf-8") as handle:
+            for result in found.results:
+                handle.write(result.model_dump_json() + "\n")
+        console.print(f"{len(found.results)} case(s) written to {out}", highlight=False)
