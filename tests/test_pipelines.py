@@ -184,3 +184,22 @@ def test_feedback_for_tuning_never_returns_held_out_cases(tmp_path: Path) -> Non
     heldout_ids = {r["id"] for r in HELDOUT}
     assert exported and not heldout_ids & {e["case_id"] for e in exported}
     assert json.loads(cli.stdout[: cli.stdout.rindex("}") + 1])["withheld_heldout"] == 20
+
+
+def test_the_shipped_example_pipeline_runs_end_to_end(tmp_path: Path) -> None:
+    """examples/pipelines: promote a baseline of the tier 3 suite, then the nightly pipeline passes; the
+    production window holds the 48 records of [2026-11-20T12:00Z, 2026-11-21T12:00Z) (rec-NNNN at
+    (NNNN - 1) x 30 min after 2026-11-20T00:00Z: rec-0025 at 12:00, the window's first, to rec-0072), two of
+    them recorded errors (every 25th record: rec-0025, rec-0050), so schema_pass_rate = 46/48."""
+    example = ROOT / "examples" / "pipelines"
+    url = f"sqlite:///{tmp_path / 'ex.db'}"
+    request = api.RunRequest(
+        suite_path=example / "tier3_golden.yaml", store_url=url, cache_path=None, tenant_id="acme"
+    )
+    releases.promote_baseline(url, api.run_suite(request).run_id, "golden-main", tenant="acme")
+    result = run_pipeline("nightly", example / "pipeline.yaml", store_url=url)
+    assert result.passed, result.summary()
+    production = api.load_run(url, result.steps[0].run_id or "")
+    assert len(production.results) == 48
+    assert production.aggregates["production"].scores["schema_pass_rate"] == pytest.approx(46 / 48)
+    assert sorted(r.case_id for r in production.results if r.failed) == ["rec-0025", "rec-0050"]

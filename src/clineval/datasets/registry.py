@@ -14,6 +14,7 @@ from clineval.datasets.healthbench import load_healthbench
 from clineval.datasets.medmcqa import load_medmcqa
 from clineval.datasets.medqa import load_medqa
 from clineval.datasets.open_xddx import load_open_xddx
+from clineval.datasets.production import load_production_log
 from clineval.datasets.pubmedqa import load_pubmedqa
 from clineval.datasets.trec import load_retrieval_judgments, load_trec_qrels
 
@@ -31,3 +32,4 @@ DATASETS.add("trec_qrels", load_trec_qrels)
 DATASETS.add("retrieval_judgments", load_retrieval_judgments)
 DATASETS.add("healthbench", load_healthbench)
 DATASETS.add("golden_set", load_golden_set)
+DATASETS.add("production_log", load_production_log)

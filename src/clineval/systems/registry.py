@@ -14,6 +14,7 @@ from clineval.systems.lddx import lddx_system
 from clineval.systems.openai_chat import openai_system
 from clineval.systems.predictions import predictions_system
 from clineval.systems.python_callable import callable_system
+from clineval.systems.recorded import recorded_system
 from clineval.systems.trec_run import trec_run_system
 
 SystemFactory = Callable[[Mapping[str, Any], Path], System]
@@ -28,6 +29,7 @@ SYSTEMS.add("openai", openai_system)
 SYSTEMS.add("lddx", lddx_system)
 SYSTEMS.add("ddxplus_differential", ddxplus_differential_system)
 SYSTEMS.add("trec_run", trec_run_system)
+SYSTEMS.add("recorded", recorded_system)
 
 
 def build_system(type_: str, options: Mapping[str, Any], base_dir: Path) -> System:

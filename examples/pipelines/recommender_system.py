@@ -1,0 +1,16 @@
+"""The EXAMPLE recommender (examples/cds_recommender, not a product) as a Python-callable system."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "cds_recommender"))
+from recommender import recommend  # noqa: E402
+
+from clineval.core import Case  # noqa: E402
+
+
+def system(case: Case) -> dict[str, Any]:
+    return recommend(case.input.data["patient"])
