@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "cds_recommender"))
-from recommender import recommend  # noqa: E402
+from recommender import recommend
 
-from clineval.core import Case  # noqa: E402
+from clineval.core import Case
 
 
 def system(case: Case) -> dict[str, Any]:
