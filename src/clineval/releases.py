@@ -19,6 +19,7 @@ from clineval.combine import combined_spec, with_combined
 from clineval.core import CaseResult, RunResult, TaskAggregate
 from clineval.core.comparison import RunComparison
 from clineval.core.errors import RunNotFoundError, UserInputError
+from clineval.core.gate_view import GateDecision, GateDecisionRow
 from clineval.metrics.aggregate import aggregate_task
 from clineval.store import ResultStore
 from clineval.store.baselines import DEFAULT_TENANT, Baseline, BaselineStore
@@ -262,3 +263,27 @@ def gate_run(
         return result
     finally:
         store.close()
+
+
+# -- gate decisions in the reports -----------------------------------------------------------------------
+
+
+def gate_decisions(store_url: str, run_id: str) -> list[GateDecision]:
+    """The gate decisions stored for a run (id or unique prefix), oldest first, as the reports show them."""
+    store = ResultStore(store_url)
+    try:
+        records = BaselineStore(store.engine).gate_history(store.resolve_run_id(run_id))
+    finally:
+        store.close()
+    return [
+        GateDecision(
+            baseline_name=r.baseline_name,
+            baseline_version=r.baseline_version,
+            tenant=r.tenant,
+            mode=r.mode,
+            passed=r.passed,
+            created_at=r.created_at,
+            rows=[GateDecisionRow.model_validate(row) for row in r.details.get("rows", [])],
+        )
+        for r in records
+    ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Annotated
@@ -16,7 +17,7 @@ from clineval import api, releases
 from clineval.cli import pipeline_commands, store_commands
 from clineval.cli.common import StoreOpt, console, err_console, user_errors
 from clineval.cli.progress import RichProgress
-from clineval.core import RUN_TYPES, RunResult, StructuredOutput
+from clineval.core import RUN_TYPES, GateDecision, RunResult, StructuredOutput
 from clineval.core.errors import UserInputError
 from clineval.metrics.combined import parse_weights
 from clineval.report import print_run_summary, print_runs_table, write_reports
@@ -41,12 +42,12 @@ app.add_typer(store_commands.db_app, name="db")
 app.add_typer(pipeline_commands.pipeline_app, name="pipeline")
 app.command("results")(store_commands.results_command)
 app.command("feedback")(store_commands.feedback_command)
-def _finish(run: RunResult, out: Path | None) -> None:
+def _finish(run: RunResult, out: Path | None, gates: Sequence[GateDecision] = ()) -> None:
     for warning in run.info.provenance.get("warnings", []):
         err_console.print(f"[yellow]warning:[/yellow] {warning}", highlight=False, soft_wrap=True)
     print_run_summary(run, console)
     if out is not None:
-        paths = write_reports(run, out)
+        paths = write_reports(run, out, gates)
         console.print(f"reports: {', '.join(str(p) for p in paths)}")
 
 
@@ -122,8 +123,9 @@ def report(
     out: Annotated[Path, typer.Option(help="Output folder.")],
     store: StoreOpt = api.DEFAULT_STORE,
 ) -> None:
-    """Write the reports of a stored run."""
-    _finish(api.load_run(store, run_id), out)
+    """Write the reports of a stored run (with its stored release-gate decisions)."""
+    run = api.load_run(store, run_id)
+    _finish(run, out, releases.gate_decisions(store, run.run_id))
 
 
 @app.command()

@@ -11,6 +11,7 @@ from clineval.core.errors import (
     UserInputError,
 )
 from clineval.core.eval_metric import RUN_TYPES, EvalMetric, RunType
+from clineval.core.gate_view import GateDecision, GateDecisionRow
 from clineval.core.judging import JudgeAware, JudgeDecision, JudgeRequest
 from clineval.core.output import (
     DifferentialItem,
@@ -41,6 +42,8 @@ __all__ = [
     "ErrorInfo",
     "EvalMetric",
     "EvidenceRow",
+    "GateDecision",
+    "GateDecisionRow",
     "JudgeAware",
     "JudgeDecision",
     "JudgeRequest",

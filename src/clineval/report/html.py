@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from clineval.core import RunResult
+from clineval.core import GateDecision, RunResult
 from clineval.report.charts import stratum_chart
 from clineval.report.combined_view import build_combined_view
+from clineval.report.gate_section import gate_views
 from clineval.report.view import build_view
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -27,8 +29,15 @@ def environment() -> Environment:
     )
 
 
-def render_html(run: RunResult, *, max_samples: int = MAX_SAMPLES) -> str:
+def render_html(run: RunResult, gates: Sequence[GateDecision] = (), *, max_samples: int = MAX_SAMPLES) -> str:
+    """``report.html``; ``gates``: the run's stored release-gate decisions (a section only when given)."""
     view = build_view(run, max_samples=max_samples)
     charts = {task.task_id: [stratum_chart(s) for s in task.strata] for task in view.tasks}
     template = environment().get_template("report.html.j2")
-    return template.render(v=view, charts=charts, max_samples=max_samples, combined=build_combined_view(run))
+    return template.render(
+        v=view,
+        charts=charts,
+        max_samples=max_samples,
+        combined=build_combined_view(run),
+        gates=gate_views(gates),
+    )

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
-from clineval.core import ComponentSpec, RunResult, TaskSpec
+from clineval.core import ComponentSpec, GateDecision, RunResult, TaskSpec
 from clineval.report.cases import failures_by_kind
 from clineval.report.formatting import COUNT_KEYS, jsonable_dict, task_ids
+from clineval.report.gate_section import gates_json
 
 REPORT_VERSION = 1
 
@@ -26,8 +28,9 @@ def _task_spec(task: TaskSpec) -> dict[str, Any]:
     }
 
 
-def build_report(run: RunResult) -> dict[str, Any]:
-    """The content of ``report.json``. Every number comes from ``run`` as stored; nothing is computed."""
+def build_report(run: RunResult, gates: Sequence[GateDecision] = ()) -> dict[str, Any]:
+    """The content of ``report.json``. Every number comes from ``run`` (and the stored gate decisions
+    ``gates``) as stored; nothing is computed."""
     info, suite = run.info, run.info.suite
     tasks = [t for t in task_ids(run) if t in run.aggregates]
     report: dict[str, Any] = {
@@ -50,10 +53,12 @@ def build_report(run: RunResult) -> dict[str, Any]:
         "counts": {t: {k: run.aggregates[t].scores.get(k) for k in COUNT_KEYS} for t in tasks},
         "failures_by_kind": failures_by_kind(run.results),
         "provenance": info.provenance,
+        "gates": gates_json(gates),
     }
     return jsonable_dict(report)
 
 
-def report_json_text(run: RunResult) -> str:
+def report_json_text(run: RunResult, gates: Sequence[GateDecision] = ()) -> str:
     """``build_report`` as indented, strict JSON text (``allow_nan=False``: NaN is already null)."""
-    return json.dumps(build_report(run), indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n"
+    report = build_report(run, gates)
+    return json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n"

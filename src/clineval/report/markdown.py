@@ -7,10 +7,12 @@ table nor a Markdown renderer that allows inline HTML can be broken by what a mo
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 
-from clineval.core import RunResult
+from clineval.core import GateDecision, RunResult
 from clineval.report.combined_view import build_combined_view, combined_markdown
 from clineval.report.formatting import MISSING
+from clineval.report.gate_section import GateView, gate_views
 from clineval.report.view import MetricLine, ReportView, TaskView, build_view
 
 
@@ -63,7 +65,34 @@ def _failures(view: ReportView) -> list[str]:
     return ["## Failures by kind", "", *body]
 
 
-def render_markdown(run: RunResult) -> str:
+def _gates(views: list[GateView]) -> list[str]:
+    """The "Release gate" section: per stored decision a PASS/FAIL heading, a summary, the listed rows."""
+    if not views:
+        return []
+    lines = ["## Release gate", ""]
+    for v in views:
+        lines += [
+            f"### {v.verdict}: baseline {cell(v.baseline)}, tenant {cell(v.tenant)}, {cell(v.mode)} mode, "
+            f"{v.date}",
+            "",
+            v.summary,
+            "",
+        ]
+        if not v.rows:
+            continue
+        header = ["Result", "Task", "Metric", "Stratum", "Baseline", "Candidate", "Delta", "p"]
+        header += ["Note"] if v.show_notes else []
+        rows = [
+            [r.status.upper(), r.task, r.metric, r.stratum or "(all)", r.baseline, r.candidate, r.delta, r.p]
+            + ([r.note] if v.show_notes else [])
+            for r in v.rows
+        ]
+        lines += table(header, rows)
+    return lines
+
+
+def render_markdown(run: RunResult, gates: Sequence[GateDecision] = ()) -> str:
+    """``report.md``; ``gates``: the run's stored release-gate decisions (a section only when given)."""
     view = build_view(run, max_samples=0)
     lines = [f"# clineval report: {cell(view.suite_name)}", ""]
     lines += table(
@@ -77,6 +106,7 @@ def render_markdown(run: RunResult) -> str:
             ["Finished", view.finished_at or MISSING],
         ],
     )
+    lines += _gates(gate_views(gates))
     lines += _headline(view)
     lines += combined_markdown(build_combined_view(run))
     if view.overall:
