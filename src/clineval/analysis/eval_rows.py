@@ -54,9 +54,7 @@ def run_rows(
     return rows
 
 
-def gate_rows(
-    result: GateResult, *, baseline_id: int, gate_id: int, timestamp: datetime
-) -> list[EvalMetric]:
+def gate_rows(result: GateResult, *, baseline_id: int, gate_id: int, timestamp: datetime) -> list[EvalMetric]:
     """Rows for every metric a gate compared (gating and tracked)."""
     rows: list[EvalMetric] = []
     for r in result.rows:
