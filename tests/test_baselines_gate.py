@@ -17,54 +17,11 @@ from clineval.store.baselines import BaselineStore
 from clineval.store.tables import dumps
 from tests.backends import BACKENDS, backend_url
 from tests.cli_helpers import clineval
+from tests.golden_runs import GOLDEN, ROWS, run_golden
 
-ROOT = Path(__file__).resolve().parents[1]
-GOLDEN = ROOT / "data" / "golden_set" / "golden_set_v1.jsonl"
-ROWS = [json.loads(line) for line in GOLDEN.read_text().splitlines()]
 # The fixture's runs score all 100 golden-set cases, 80 of them tuned-on (split: train): these tests are
 # about the gate's rules, so they gate knowingly. Held-out isolation is tested at the end of the file.
 gate = functools.partial(releases.gate_run, allow_tuned_cases=True)
-
-
-def _predictions(folder: Path, name: str, wrong: set[str]) -> Path:
-    """Reference actions (adherent) for every case, except conditions (or case ids) in ``wrong``, which get
-    only an unrelated action (so tier 1 ``schema`` passes everywhere and only adherence moves)."""
-    path = folder / f"{name}.jsonl"
-    lines = []
-    for row in ROWS:
-        ref = row["reference"]
-        bad = row["metadata"]["condition"] in wrong or row["id"] in wrong
-        actions = ["Review in clinic"] + ([] if bad else ref["expected_actions"])
-        output = {
-            "recommended_actions": [{"action": a, "evidence_refs": []} for a in actions],
-            "when_to_escalate": ref["escalation_reasons"],
-        }
-        lines.append(json.dumps({"id": row["id"], "output": output}))
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
-def _suite(folder: Path, name: str, wrong: set[str]) -> Path:
-    _predictions(folder, name, wrong)
-    suite = folder / f"{name}.yaml"
-    suite.write_text(
-        f"name: gate-{name}\n"
-        "tasks:\n"
-        "  - id: golden\n"
-        f"    dataset: {{format: golden_set, path: {GOLDEN}}}\n"
-        f"    system: {{type: predictions, path: {name}.jsonl}}\n"
-        "    scorers: [schema, guideline_adherence]\n"
-        "    stratify: [condition]\n"
-    )
-    return suite
-
-
-def _run(folder: Path, url: str, name: str, wrong: set[str]) -> str:
-    return _run_suite(_suite(folder, name, wrong), url)
-
-
-def _run_suite(suite: Path, url: str) -> str:
-    return api.run_suite(api.RunRequest(suite_path=suite, store_url=url, cache_path=None)).run_id
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
@@ -80,13 +37,13 @@ def runs(
 def _five_runs(folder: Path, url: str) -> dict[str, str]:
     return {
         # the baseline misses PE and MI: adherence 0 on 30 cases
-        "baseline": _run(folder, url, "baseline", {"pe", "mi"}),
-        "same": _run(folder, url, "same", {"pe", "mi"}),
+        "baseline": run_golden(folder, url, "baseline", {"pe", "mi"}),
+        "same": run_golden(folder, url, "same", {"pe", "mi"}),
         # fixes PE and MI, breaks COPD: the mean improves (15 wrong instead of 30), COPD regresses
-        "mixed": _run(folder, url, "mixed", {"copd"}),
-        "better": _run(folder, url, "better", {"mi"}),
+        "mixed": run_golden(folder, url, "mixed", {"copd"}),
+        "better": run_golden(folder, url, "better", {"mi"}),
         # noise: the baseline's misses plus two single cases (of 100) in two other conditions
-        "noise": _run(folder, url, "noise", {"pe", "mi", "gs1-pneumonia-01", "gs1-chf-01"}),
+        "noise": run_golden(folder, url, "noise", {"pe", "mi", "gs1-pneumonia-01", "gs1-chf-01"}),
     }
 
 
@@ -318,9 +275,7 @@ def test_gate_refuses_tuned_on_cases_unless_told(runs: tuple[str, dict[str, str]
     assert releases.gate_run(url, ids["same"], "iso", allow_tuned_cases=True).passed
 
     def heldout_run(name: str, wrong: set[str]) -> str:
-        suite = _suite(tmp_path, name, wrong)
-        suite.write_text(suite.read_text().replace(f"path: {GOLDEN}}}", f"path: {GOLDEN}, split: heldout}}"))
-        return _run_suite(suite, url)
+        return run_golden(tmp_path, url, name, wrong, split="heldout")
 
     base, cand = heldout_run("h-base", set()), heldout_run("h-cand", {"copd"})
     releases.promote_baseline(url, base, "iso-heldout")

@@ -11,48 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from clineval import api, releases
+from clineval import releases
 from clineval.core import GateDecision, GateDecisionRow, RunInfo, RunResult, SuiteSpec
 from clineval.report import build_report, render_html, render_markdown, report_json_text
 from tests.backends import BACKENDS, backend_url
 from tests.cli_helpers import clineval
+from tests.golden_runs import run_golden
 
-ROOT = Path(__file__).resolve().parents[1]
-GOLDEN = ROOT / "data" / "golden_set" / "golden_set_v1.jsonl"
-ROWS = [json.loads(line) for line in GOLDEN.read_text().splitlines()]
 XSS = "<script>alert(1)</script>"
-
-
-def _suite(folder: Path, name: str, wrong: set[str]) -> Path:
-    """Golden-set predictions: reference actions everywhere except the conditions in ``wrong`` (as
-    tests/test_baselines_gate.py: only guideline adherence moves)."""
-    lines = []
-    for row in ROWS:
-        ref = row["reference"]
-        bad = row["metadata"]["condition"] in wrong
-        actions = ["Review in clinic"] + ([] if bad else ref["expected_actions"])
-        output = {
-            "recommended_actions": [{"action": a, "evidence_refs": []} for a in actions],
-            "when_to_escalate": ref["escalation_reasons"],
-        }
-        lines.append(json.dumps({"id": row["id"], "output": output}))
-    (folder / f"{name}.jsonl").write_text("\n".join(lines) + "\n")
-    suite = folder / f"{name}.yaml"
-    suite.write_text(
-        f"name: gate-report-{name}\n"
-        "tasks:\n"
-        "  - id: golden\n"
-        f"    dataset: {{format: golden_set, path: {GOLDEN}}}\n"
-        f"    system: {{type: predictions, path: {name}.jsonl}}\n"
-        "    scorers: [schema, guideline_adherence]\n"
-        "    stratify: [condition]\n"
-    )
-    return suite
-
-
-def _run(folder: Path, url: str, name: str, wrong: set[str]) -> str:
-    request = api.RunRequest(suite_path=_suite(folder, name, wrong), store_url=url, cache_path=None)
-    return api.run_suite(request).run_id
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
@@ -62,8 +28,8 @@ def gated(
     """(folder, store URL, baseline run, candidate run): the candidate, gated once, breaks COPD."""
     folder = tmp_path_factory.mktemp("gate_report")
     with backend_url(request.param, folder) as url:
-        baseline = _run(folder, url, "baseline", {"pe", "mi"})
-        candidate = _run(folder, url, "candidate", {"copd"})
+        baseline = run_golden(folder, url, "baseline", {"pe", "mi"})
+        candidate = run_golden(folder, url, "candidate", {"copd"})
         releases.promote_baseline(url, baseline, "main")
         # the golden set includes train-split cases: gate them knowingly (held-out rules: test_baselines_gate)
         result = releases.gate_run(url, candidate, "main", allow_tuned_cases=True)

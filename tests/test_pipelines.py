@@ -14,36 +14,15 @@ from clineval.core.errors import SuiteError
 from clineval.pipelines import load_pipeline_config, run_pipeline
 from clineval.store import ResultStore
 from tests.cli_helpers import clineval
+from tests.golden_runs import ROOT, ROWS, golden_suite
 from tests.test_alerts import _Server, http_server  # noqa: F401  (fixture)
 
-ROOT = Path(__file__).resolve().parents[1]
-GOLDEN = ROOT / "data" / "golden_set" / "golden_set_v1.jsonl"
-ROWS = [json.loads(line) for line in GOLDEN.read_text().splitlines()]
 HELDOUT = [r for r in ROWS if r["metadata"]["split"] == "heldout"]
 
 
 def _suite(folder: Path, name: str, broken: set[str]) -> Path:
-    """Held-out golden-set suite replaying adherent recommendations, except for conditions in ``broken``."""
-    lines = []
-    for row in HELDOUT:
-        ref = row["reference"]
-        bad = row["metadata"]["condition"] in broken
-        actions = ["Review in clinic"] + ([] if bad else ref["expected_actions"])
-        output = {
-            "recommended_actions": [{"action": a, "evidence_refs": []} for a in actions],
-            "when_to_escalate": ref["escalation_reasons"],
-        }
-        lines.append(json.dumps({"id": row["id"], "output": output}))
-    (folder / f"{name}.jsonl").write_text("\n".join(lines) + "\n")
-    suite = folder / f"{name}.yaml"
-    suite.write_text(
-        f"name: {name}\ntasks:\n  - id: golden\n"
-        f"    dataset: {{format: golden_set, path: {GOLDEN}, split: heldout}}\n"
-        f"    system: {{type: predictions, path: {name}.jsonl}}\n"
-        "    scorers: [schema, guideline_adherence]\n"
-        "    stratify: [condition]\n"
-    )
-    return suite
+    """The held-out golden-set cases, adherent except for conditions in ``broken``."""
+    return golden_suite(folder, name, broken, split="heldout")
 
 
 def _config(folder: Path, suite: Path, webhook: str, *, extra_step: str = "", floor: float = 1.0) -> Path:
@@ -163,8 +142,7 @@ def test_feedback_for_tuning_never_returns_held_out_cases(tmp_path: Path) -> Non
     (counted, never returned or counted in the label tallies), in the API and in the exported JSONL."""
     from clineval.feedback import feedback
 
-    suite = _suite(tmp_path, "all", {"copd"})
-    suite.write_text(suite.read_text().replace(", split: heldout}", "}"))
+    suite = golden_suite(tmp_path, "all", {"copd"})
     # predictions for every case (the helper wrote the held-out ones only)
     lines = [
         json.dumps({"id": r["id"], "output": {"recommended_actions": [{"action": "Review in clinic"}]}})
