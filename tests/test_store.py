@@ -328,3 +328,17 @@ def test_default_url_is_a_file_under_dot_clineval(tmp_path: Path, monkeypatch: p
     with ResultStore() as default:
         default.create_run(info("run-1"))
     assert (tmp_path / ".clineval" / "clineval.db").is_file()
+
+
+def test_encode_result_fast_path_writes_what_the_tagged_codec_writes() -> None:
+    """pydantic-core's encoding of an ordinary result parses to exactly the tagged codec's JSON; a NaN
+    score, an infinity, or the word NaN in the text takes the tagged path (NaN is never written as null)."""
+    from clineval.store.writer import encode_result
+
+    plain = result("c1", text_out="Answer: C — naïve ✓")
+    assert json.loads(encode_result(plain)) == json.loads(dumps(plain.model_dump(mode="json")))
+    tricky_ones = (result("c2", failed=True), result("c3", text_out="NaN mmHg"), result("c4", value=math.inf))
+    for tricky in tricky_ones:
+        text = encode_result(tricky)
+        assert text == dumps(tricky.model_dump(mode="json"))
+        assert same([CaseResult.model_validate(loads(text))], [tricky])
