@@ -9,11 +9,15 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from clineval.analysis import paired
 from clineval.analysis.compare import compare_task, paired_tests
 from clineval.analysis.compare import mcnemar_exact as reexported
 from clineval.analysis.paired import (
     holm,
+    is_binary,
+    is_binary_values,
     mcnemar_exact,
+    mcnemar_exact_values,
     paired_bootstrap_ci,
     paired_permutation_test,
     wilcoxon_p,
@@ -36,6 +40,12 @@ def test_mcnemar_by_hand_and_reexported() -> None:
     pairs = [(1.0, 0.0)] * 3 + [(1.0, 1.0)] * 4 + [(0.0, 0.0)]
     assert mcnemar_exact(pairs) == (3, 0, 0.25)
     assert reexported is mcnemar_exact
+    a, b = [x for x, _ in pairs], [y for _, y in pairs]
+    assert is_binary(pairs) and is_binary_values(a, b) and mcnemar_exact_values(a, b) == (3, 0, 0.25)
+    assert not is_binary([]) and not is_binary_values([], [])
+    assert not is_binary_values([0.0, 0.5], [1.0, 1.0]) and not is_binary_values([0.0], [math.nan])
+    with pytest.raises(ValueError):
+        mcnemar_exact_values([0.5], [1.0])
     assert mcnemar_exact([(1.0, 1.0), (0.0, 0.0)]) == (0, 0, 1.0)
     with pytest.raises(ValueError):
         mcnemar_exact([(0.5, 1.0)])
@@ -131,6 +141,143 @@ def test_bootstrap_ci_reproducible_contains_delta_and_matches_scipy() -> None:
     assert paired_bootstrap_ci([0.2], [0.7]) == pytest.approx((0.5, 0.5))
     narrow = paired_bootstrap_ci(a, b, seed=5, confidence=0.5)
     assert lo < narrow[0] < narrow[1] < hi
+
+
+def _binary_runs(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    a = (rng.random(n) < 0.7).astype(np.float64)
+    b = np.where(a == 1.0, rng.random(n) < 0.9, rng.random(n) < 0.3).astype(np.float64)
+    return a, b
+
+
+def test_bootstrap_index_path_is_plain_index_resampling() -> None:
+    # many distinct differences: n indices per resample, the same stream as drawing them all at once
+    rng = np.random.default_rng(11)
+    a, b = rng.normal(0.5, 0.2, 300), rng.normal(0.55, 0.2, 300)
+    d = b - a
+    means = d[np.random.default_rng(4).integers(0, 300, size=(2_000, 300))].mean(axis=1)
+    alpha = 1.0 - 0.95
+    ref = np.quantile(means, [alpha / 2.0, 1.0 - alpha / 2.0])
+    assert paired_bootstrap_ci(a, b, seed=4, n_resamples=2_000) == (float(ref[0]), float(ref[1]))
+
+
+def test_bootstrap_multinomial_path_is_the_count_representation() -> None:
+    # binary outcomes: differences in {-1, 0, 1}; a resample is its counts ~ Multinomial(n, c_j / n)
+    a, b = _binary_runs(500, 1)
+    values, counts = np.unique(b - a, return_counts=True)
+    drawn = np.random.default_rng(9).multinomial(500, counts / 500, size=10_000)
+    alpha = 1.0 - 0.95
+    ref = np.quantile(drawn @ values / 500, [alpha / 2.0, 1.0 - alpha / 2.0])
+    assert paired_bootstrap_ci(a, b, seed=9) == (float(ref[0]), float(ref[1]))
+
+
+@pytest.mark.parametrize("kind", ["binary", "likert"])
+def test_bootstrap_multinomial_agrees_with_index_resampling_and_scipy(
+    kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if kind == "binary":
+        a, b = _binary_runs(3_000, 2)
+    else:  # 1-5 ratings: differences in -4..4
+        rng = np.random.default_rng(3)
+        a = rng.integers(1, 6, 3_000).astype(np.float64)
+        b = np.clip(a + rng.integers(-1, 3, 3_000), 1, 5).astype(np.float64)
+    assert paired._COUNTS_PER_CELL * np.unique(b - a).size <= a.size  # takes the multinomial path
+    levels = (0.5, 0.8, 0.95, 0.99)  # several quantiles of the resample means: the distribution agrees
+    counts = [paired_bootstrap_ci(a, b, seed=1, confidence=c) for c in levels]
+    monkeypatch.setattr(paired, "_COUNTS_PER_CELL", 10**9)  # force index resampling
+    indices = [paired_bootstrap_ci(a, b, seed=2, confidence=c) for c in levels]
+    se = float(np.std(b - a)) / math.sqrt(a.size)
+    for (lo, hi), (ref_lo, ref_hi) in zip(counts, indices, strict=True):
+        # Monte Carlo error of a 10,000-resample quantile is < 0.04 se here; allow ~5 sd of the difference
+        assert lo == pytest.approx(ref_lo, abs=0.25 * se) and hi == pytest.approx(ref_hi, abs=0.25 * se)
+    ref = stats.bootstrap(
+        (a, b), _mean_diff, paired=True, vectorized=True, method="percentile", n_resamples=10_000, rng=0
+    ).confidence_interval
+    lo, hi = counts[2]
+    assert lo == pytest.approx(ref.low, abs=0.25 * se) and hi == pytest.approx(ref.high, abs=0.25 * se)
+    assert hi - lo == pytest.approx(2 * 1.96 * se, rel=0.05)  # normal theory at n = 3,000
+
+
+def _flip_variance_check(sums: np.ndarray, nz: np.ndarray) -> None:
+    # sum_i s_i d_i with independent fair signs: mean 0, variance sum_i d_i**2
+    var = float(np.sum(nz**2))
+    assert abs(float(np.mean(sums))) < 5 * math.sqrt(var / sums.size)
+    assert float(np.var(sums)) == pytest.approx(var, rel=0.06)
+
+
+def test_flip_sums_bytes_are_the_sums_of_the_bytes_sign_patterns() -> None:
+    nz = np.random.default_rng(5).normal(0.1, 1.0, 21)  # 3 blocks of 8, the last one padded
+    sums = paired._flip_sums_bytes(nz, np.random.default_rng(8), 40)
+    drawn = np.random.default_rng(8).integers(0, 256, size=(3, 40), dtype=np.uint8)
+    bits = np.unpackbits(drawn[:, :, None], axis=2)  # (block, pattern, bit t) -> sign of nz[8 * block + t]
+    signs = (1.0 - 2.0 * bits).transpose(1, 0, 2).reshape(40, 24)[:, :21]
+    assert sums == pytest.approx(signs @ nz, abs=1e-12)
+    big = np.random.default_rng(6).exponential(1.0, 5_000)
+    _flip_variance_check(paired._flip_sums_bytes(big, np.random.default_rng(0), 20_000), big)
+
+
+def test_flip_sums_grouped_have_the_sign_flip_distribution() -> None:
+    nz = np.repeat([-2.0, -1.0, 0.5, 1.0, 3.0], [300, 900, 50, 1200, 10])
+    sums = paired._flip_sums_grouped(nz, np.random.default_rng(0), 20_000)
+    _flip_variance_check(sums, nz)
+    assert np.all(np.isin(sums * 2, np.arange(-20_000, 20_001)))  # half-integers, as the values allow
+
+
+@pytest.mark.parametrize("kind", ["likert", "continuous"])
+def test_permutation_monte_carlo_paths_agree_with_scipy(kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(12)
+    n = 2_000
+    if kind == "likert":  # differences in {-1, 0, 1}: binomials per distinct value
+        a = rng.integers(1, 6, n).astype(np.float64)
+        b = np.clip(a + rng.choice([-1, 0, 1], n, p=[0.3, 0.38, 0.32]), 1, 5).astype(np.float64)
+    else:  # all distinct: byte tables
+        a = rng.uniform(0, 1, n)
+        b = a + rng.normal(0.006, 0.15, n)
+    d = b - a
+    grouped = paired._FLIPS_PER_BINOMIAL * np.unique(d[d != 0]).size <= np.count_nonzero(d)
+    assert grouped == (kind == "likert")
+    ref = stats.permutation_test(
+        (a, b), _mean_diff, permutation_type="samples", vectorized=True, n_resamples=20_000, batch=500, rng=1
+    ).pvalue
+    assert 0.02 < ref < 0.5  # a p-value Monte Carlo error can move either way
+    ours = paired_permutation_test(a, b, seed=0, n_resamples=20_000)
+    assert ours == pytest.approx(ref, abs=0.02)  # both Monte Carlo: sd of each < 0.004
+    assert ours == paired_permutation_test(a, b, seed=0, n_resamples=20_000)  # seeded
+    # the other way of drawing the signs, on the same data: the same distribution
+    monkeypatch.setattr(paired, "_FLIPS_PER_BINOMIAL", 10**9 if grouped else 0)
+    other = paired_permutation_test(a, b, seed=0, n_resamples=20_000)
+    assert other != ours and other == pytest.approx(ref, abs=0.02)
+
+
+def test_compare_task_binary_and_continuous_at_scale_match_references() -> None:
+    # 10,000 cases, 4 strata: the fast paths against scipy / normal-theory references on the same data
+    rng = np.random.default_rng(21)
+    n = 10_000
+    acc_a, acc_b = _binary_runs(n, 21)
+    f1_a = rng.beta(4, 2, n)
+    f1_b = np.clip(f1_a + rng.normal(0.01, 0.1, n), 0, 1)
+    wards = rng.choice(["icu", "er", "ward", "clinic"], n)
+    ra = [_result(f"c{i}", acc_a[i], str(wards[i]), f1_a[i]) for i in range(n)]
+    rb = [_result(f"c{i}", acc_b[i], str(wards[i]), f1_b[i]) for i in range(n)]
+    agg = TaskAggregate(scores={"n": n}, strata={"ward": {w: {} for w in ("icu", "er", "ward", "clinic")}})
+    cmp = compare_task("t", agg, agg, ra, rb)
+    by = {(t.scorer, t.stratum_value): t for t in cmp.paired}
+    assert len(by) == 2 * 5
+    acc = by[("acc", None)]
+    assert acc.test == "mcnemar_exact"
+    assert acc.p == pytest.approx(
+        stats.binomtest(int(np.sum(acc_a > acc_b)), int(np.sum(acc_a != acc_b)), 0.5).pvalue, rel=1e-12
+    )
+    se = float(np.std(acc_b - acc_a)) / math.sqrt(n)
+    assert acc.ci == pytest.approx((acc.delta - 1.96 * se, acc.delta + 1.96 * se), abs=0.15 * se)
+    f1 = by[("f1", "icu")]
+    rows = wards == "icu"
+    assert f1.test == "permutation" and f1.n == int(rows.sum())
+    assert f1.mean_a == pytest.approx(float(np.mean(f1_a[rows])), rel=1e-12)
+    se = float(np.std(f1_b[rows] - f1_a[rows])) / math.sqrt(f1.n)
+    assert f1.ci == pytest.approx((f1.delta - 1.96 * se, f1.delta + 1.96 * se), abs=0.15 * se)
+    assert [t.p_holm for t in cmp.paired] == pytest.approx(holm([t.p for t in cmp.paired]))
+    assert cmp.tests[0].scorer == "acc" and cmp.tests[0].p_value == acc.p
 
 
 def test_win_tie_loss() -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 
 from clineval.analysis import gate as _gate
-from clineval.analysis.compare import compare_task
+from clineval.analysis.compare import compare_task, gc_paused
 from clineval.analysis.eval_rows import gate_rows
 from clineval.analysis.gate import MODES as GATE_MODES
 from clineval.analysis.gate import GateResult, evaluate_statistical, evaluate_strict, snapshot
@@ -49,6 +49,11 @@ def _restricted(run: RunResult, task_id: str, keep: set[str]) -> tuple[TaskAggre
 
 def compare_runs(store_url: str, run_a: str, run_b: str, *, intersection: bool = False) -> RunComparison:
     """Case-by-case comparison of two stored runs; different case sets are refused unless ``intersection``."""
+    with gc_paused():  # millions of acyclic objects: no full collections over them (analysis.compare)
+        return _compare_runs(store_url, run_a, run_b, intersection)
+
+
+def _compare_runs(store_url: str, run_a: str, run_b: str, intersection: bool) -> RunComparison:
     store = ResultStore(store_url)
     try:
         a, b = (store.load_run(store.get_run(r).run_id) for r in (run_a, run_b))

@@ -5,19 +5,26 @@ stratum value of the task's stratification keys, ``PairedTest`` holds the mean o
 a 95% paired bootstrap interval, an exact McNemar test (binary values) or a sign-flip permutation test
 (continuous values), win/tie/loss counts and the Holm-adjusted p-value across all paired tests of the
 task (``clineval.analysis.paired``). ``tests`` keeps the overall exact McNemar discordant counts per
-binary scorer.
+binary scorer. ``gc_paused`` pauses the cyclic garbage collector around work on hundreds of thousands of
+acyclic objects (``compare_task`` here, the whole of ``releases.compare_runs``).
 """
 
 from __future__ import annotations
 
+import gc
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
+
+import numpy as np
+from numpy.typing import NDArray
 
 from clineval.analysis.paired import (
     holm,
-    is_binary,
+    is_binary_values,
     mcnemar_exact,
+    mcnemar_exact_values,
     paired_bootstrap_ci,
     paired_permutation_test,
     win_tie_loss,
@@ -26,12 +33,31 @@ from clineval.core import CaseResult, MetricValue, TaskAggregate
 from clineval.core.comparison import CaseChange, McNemar, MetricDelta, PairedTest, TaskComparison
 from clineval.metrics import MISSING_STRATUM
 
-__all__ = ["compare_task", "mcnemar_exact", "metric_deltas", "paired_tests"]
+__all__ = ["compare_task", "gc_paused", "mcnemar_exact", "metric_deltas", "paired_tests"]
 
 CONFIDENCE = 0.95
 SEED = 0
 
 COUNT_KEYS = frozenset({"n", "n_failed", "n_unscored", "n_tasks"})
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector inside the block (its previous state restored on exit).
+
+    Loading and comparing two 100,000-case runs creates millions of acyclic objects (CaseResults, their
+    scores and metadata, changed cases). Each of them counts towards the collector's thresholds, and every
+    full collection they trigger rescans all of them: about 10 of the 30 s of such a comparison
+    (``benchmarks/bench_compare.py``). Reference counting still frees everything; only reference cycles
+    created inside the block wait until the collector runs again.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _floats(scores: Mapping[str, MetricValue]) -> dict[str, float]:
@@ -51,23 +77,31 @@ def _stratum(value: object) -> str:
     return MISSING_STRATUM if value is None else str(value)
 
 
+Observation = tuple[Mapping[str, object], float, float]  # (case metadata, value in A, value in B)
+
+
+def _columns(obs: Sequence[Observation]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    xa = np.fromiter((x for _, x, _ in obs), dtype=np.float64, count=len(obs))
+    xb = np.fromiter((y for _, _, y in obs), dtype=np.float64, count=len(obs))
+    return xa, xb
+
+
 def _paired_test(
-    scorer: str, key: str | None, value: str | None, pairs: Sequence[tuple[float, float]]
+    scorer: str, key: str | None, value: str | None, xa: NDArray[np.float64], xb: NDArray[np.float64]
 ) -> PairedTest:
-    a = [x for x, _ in pairs]
-    b = [y for _, y in pairs]
+    a, b = xa.tolist(), xb.tolist()
     mean_a, mean_b = sum(a) / len(a), sum(b) / len(b)
-    if is_binary(pairs):
-        test, p = "mcnemar_exact", mcnemar_exact(pairs)[2]
+    if is_binary_values(xa, xb):
+        test, p = "mcnemar_exact", mcnemar_exact_values(xa, xb)[2]
     else:
-        test, p = "permutation", paired_permutation_test(a, b, seed=SEED)
-    wins, ties, losses = win_tie_loss(a, b)
-    ci = paired_bootstrap_ci(a, b, seed=SEED, confidence=CONFIDENCE)
+        test, p = "permutation", paired_permutation_test(xa, xb, seed=SEED)
+    wins, ties, losses = win_tie_loss(xa, xb)
+    ci = paired_bootstrap_ci(xa, xb, seed=SEED, confidence=CONFIDENCE)
     return PairedTest(
         scorer,
         key,
         value,
-        len(pairs),
+        len(a),
         mean_a,
         mean_b,
         mean_b - mean_a,
@@ -83,7 +117,7 @@ def _paired_test(
 
 
 def paired_tests(
-    observations: Mapping[str, Sequence[tuple[Mapping[str, object], float, float]]],
+    observations: Mapping[str, Sequence[Observation]],
     strata_keys: Sequence[str] = (),
 ) -> list[PairedTest]:
     """Paired tests per scorer, overall and per value of each key in ``strata_keys``, Holm across all.
@@ -95,12 +129,15 @@ def paired_tests(
     for scorer, obs in observations.items():
         if not obs:
             continue
-        raw.append(_paired_test(scorer, None, None, [(x, y) for _, x, y in obs]))
+        xa, xb = _columns(obs)
+        raw.append(_paired_test(scorer, None, None, xa, xb))
         for key in strata_keys:
-            groups: dict[str, list[tuple[float, float]]] = {}
-            for meta, x, y in obs:
-                groups.setdefault(_stratum(meta.get(key)), []).append((x, y))
-            raw += [_paired_test(scorer, key, value, groups[value]) for value in sorted(groups)]
+            groups: dict[str, list[int]] = {}
+            for i, (meta, _, _) in enumerate(obs):
+                groups.setdefault(_stratum(meta.get(key)), []).append(i)
+            for value in sorted(groups):
+                rows = np.asarray(groups[value], dtype=np.intp)
+                raw.append(_paired_test(scorer, key, value, xa[rows], xb[rows]))
     adjusted = holm([t.p for t in raw])
     return [replace(t, p_holm=p) for t, p in zip(raw, adjusted, strict=True)]
 
@@ -113,28 +150,43 @@ def compare_task(
     results_b: Sequence[CaseResult],
 ) -> TaskComparison:
     """Both result lists must hold the same case ids (the caller restricts them first)."""
+    with gc_paused():
+        return _compare_task(task_id, agg_a, agg_b, results_a, results_b)
+
+
+def _compare_task(
+    task_id: str,
+    agg_a: TaskAggregate,
+    agg_b: TaskAggregate,
+    results_a: Sequence[CaseResult],
+    results_b: Sequence[CaseResult],
+) -> TaskComparison:
     by_id_b = {r.case_id: r for r in results_b}
     comparison = TaskComparison(task_id, len(results_a), metric_deltas(agg_a.scores, agg_b.scores))
     for key, values in agg_a.strata.items():
         other = agg_b.strata.get(key, {})
         comparison.strata[key] = {v: metric_deltas(s, other[v]) for v, s in values.items() if v in other}
-    observations: dict[str, list[tuple[Mapping[str, object], float, float]]] = {}
+    observations: dict[str, list[Observation]] = {}
+    changes = comparison.changes
+    isfinite = math.isfinite
     for ra in results_a:
-        rb = by_id_b[ra.case_id]
+        scores_b = by_id_b[ra.case_id].scores
+        meta = ra.metadata
         for scorer, sa in ra.scores.items():
-            sb = rb.scores.get(scorer)
-            if sb is None or math.isnan(sa.value) or math.isnan(sb.value):
+            sb = scores_b.get(scorer)
+            if sb is None:
                 continue
-            if math.isfinite(sa.value) and math.isfinite(sb.value):
-                observations.setdefault(scorer, []).append((ra.metadata, sa.value, sb.value))
-            if sa.value != sb.value or sa.label != sb.label:
-                comparison.changes.append(
-                    CaseChange(ra.case_id, scorer, sa.label, sb.label, sa.value, sb.value, dict(ra.metadata))
-                )
+            va, vb = sa.value, sb.value
+            if va != va or vb != vb:  # NaN: not scored in one of the runs
+                continue
+            if isfinite(va) and isfinite(vb):
+                observations.setdefault(scorer, []).append((meta, va, vb))
+            if va != vb or sa.label != sb.label:
+                changes.append(CaseChange(ra.case_id, scorer, sa.label, sb.label, va, vb, dict(meta)))
     for scorer, obs in observations.items():
-        pairs = [(x, y) for _, x, y in obs]
-        if is_binary(pairs):
-            comparison.tests.append(McNemar(scorer, *mcnemar_exact(pairs)))
+        xa, xb = _columns(obs)
+        if is_binary_values(xa, xb):
+            comparison.tests.append(McNemar(scorer, *mcnemar_exact_values(xa, xb)))
     strata_keys = [k for k in agg_a.strata if k in agg_b.strata]
     comparison.paired = paired_tests(observations, strata_keys)
     return comparison

@@ -4,11 +4,15 @@ Every function takes the per-case values of run A and run B in the same case ord
 ``b[i]`` belong to one case). Differences are always ``b - a``: a positive delta means B scores higher.
 
 * ``paired_bootstrap_ci``: percentile interval of ``mean(b - a)`` over case resamples (Efron & Tibshirani
-  1993), fixed seed, so the same data give the same interval.
-* ``mcnemar_exact``: exact McNemar test for binary (0/1) outcomes (McNemar 1947; exact binomial form,
-  Fagerland et al. 2013), on the discordant pairs only.
+  1993), fixed seed, so the same data give the same interval. Few distinct differences (binary outcomes)
+  draw each resample's counts, ``Multinomial(n, c_j / n)``, instead of its ``n`` indices: the same
+  distribution of resample means at ``O(k)`` instead of ``O(n)`` per resample.
+* ``is_binary`` / ``is_binary_values``: whether every value is 0 or 1 (pairs / two value arrays).
+* ``mcnemar_exact`` / ``mcnemar_exact_values``: exact McNemar test for binary (0/1) outcomes (McNemar 1947;
+  exact binomial form, Fagerland et al. 2013), on the discordant pairs only (pairs / two value arrays).
 * ``paired_permutation_test``: two-sided sign-flip permutation test of ``mean(b - a)``; exact enumeration
-  when it is cheap, Monte Carlo otherwise.
+  when it is cheap, Monte Carlo otherwise (random signs drawn per distinct value as binomials, or eight
+  per random byte through per-block tables of signed sums: ``_flip_sums_grouped`` / ``_flip_sums_bytes``).
 * ``wilcoxon_p``: Wilcoxon signed-rank test (``scipy.stats.wilcoxon``).
 * ``win_tie_loss``: how many cases B scores higher / the same / lower than A.
 * ``holm``: Holm (1979) step-down adjustment of a family of p-values.
@@ -25,7 +29,11 @@ from scipy.stats import binomtest, wilcoxon
 
 Values = Sequence[float] | NDArray[np.float64]  # per-case values, one run
 
-_CHUNK_CELLS = 2_000_000  # resample matrix cells drawn at once (memory bound)
+_CHUNK_CELLS = 2**19  # resample matrix cells drawn at once (memory bound)
+# Speed rules (not statistics: both ways of drawing give the same distribution). A multinomial category
+# costs about as much as 32 index draws; a binomial about as much as 256 sign flips done by byte tables.
+_COUNTS_PER_CELL = 32
+_FLIPS_PER_BINOMIAL = 256
 _EXACT_MAX_FLIPS = 16  # exact sign-flip enumeration up to 2**16 sign patterns
 
 
@@ -43,6 +51,14 @@ def is_binary(pairs: Sequence[tuple[float, float]]) -> bool:
     return bool(pairs) and all(v in (0.0, 1.0) for pair in pairs for v in pair)
 
 
+def is_binary_values(a: Values, b: Values) -> bool:
+    """``is_binary`` of the pairs ``(a[i], b[i])``, vectorised."""
+    xa, xb = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if xa.shape != xb.shape or xa.ndim != 1:
+        raise ValueError(f"paired samples must be 1-d and of equal length, got {xa.shape} and {xb.shape}")
+    return xa.size > 0 and bool(np.all((xa == 0.0) | (xa == 1.0)) and np.all((xb == 0.0) | (xb == 1.0)))
+
+
 def mcnemar_exact(pairs: Sequence[tuple[float, float]]) -> tuple[int, int, float]:
     """``(a_only, b_only, p)`` for binary pairs ``(a, b)``.
 
@@ -52,11 +68,25 @@ def mcnemar_exact(pairs: Sequence[tuple[float, float]]) -> tuple[int, int, float
     """
     if not is_binary(pairs):
         raise ValueError("exact McNemar needs binary (0/1) outcomes on both sides")
-    a_only = sum(1 for x, y in pairs if x == 1.0 and y == 0.0)
-    b_only = sum(1 for x, y in pairs if x == 0.0 and y == 1.0)
+    return mcnemar_exact_values([x for x, _ in pairs], [y for _, y in pairs])
+
+
+def mcnemar_exact_values(a: Values, b: Values) -> tuple[int, int, float]:
+    """``mcnemar_exact`` of the pairs ``(a[i], b[i])``, vectorised (same counts and p)."""
+    if not is_binary_values(a, b):
+        raise ValueError("exact McNemar needs binary (0/1) outcomes on both sides")
+    xa, xb = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    a_only = int(np.count_nonzero(xa > xb))
+    b_only = int(np.count_nonzero(xb > xa))
     discordant = a_only + b_only
     p = 1.0 if discordant == 0 else float(binomtest(min(a_only, b_only), discordant, 0.5).pvalue)
     return a_only, b_only, p
+
+
+def _distinct(d: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """The distinct values of ``d`` (ascending) and how many times each occurs."""
+    values, counts = np.unique(d, return_counts=True)
+    return values, counts.astype(np.int64)
 
 
 def paired_bootstrap_ci(
@@ -69,8 +99,22 @@ def paired_bootstrap_ci(
 ) -> tuple[float, float]:
     """Percentile bootstrap interval of ``mean(b - a)``: cases are resampled with replacement, pairs kept.
 
-    Deterministic for a given seed (``numpy.random.default_rng(seed)``). One case gives the degenerate
-    interval ``(d, d)``.
+    Each of the ``n_resamples`` resamples draws ``n`` case indices uniformly with replacement and takes the
+    mean difference; the interval is the ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles
+    of those means (``numpy.quantile``, linear). Deterministic for a given seed
+    (``numpy.random.default_rng(seed)``). One case gives the degenerate interval ``(d, d)``.
+
+    When the differences take only ``k`` distinct values ``v_1 < ... < v_k`` with ``32 k <= n`` (binary
+    outcomes: ``k <= 3``, ``b - a`` in {-1, 0, 1}), a resample is drawn as its counts instead of its
+    indices: with ``c_j`` the number of cases whose difference is ``v_j``, the number of resampled cases
+    equal to ``v_j`` is ``(N_1, ..., N_k) ~ Multinomial(n, (c_1/n, ..., c_k/n))`` and the resample mean is
+    ``sum_j N_j v_j / n``. This is the same distribution as index resampling, not an approximation: a
+    resample's case frequencies are ``Multinomial(n, (1/n, ..., 1/n))`` (the resampling vector of Efron &
+    Tibshirani 1993; Davison & Hinkley 1997), its mean depends on them only through the totals per distinct
+    value, and summing the cells of a multinomial gives a multinomial with the summed probabilities. Cost
+    ``O(k)`` instead of ``O(n)`` per resample. Otherwise the indices are drawn (``Generator.integers``, the
+    same stream as before the counts path existed) in chunks of about ``_CHUNK_CELLS`` cells, so memory
+    stays bounded whatever ``n`` and ``n_resamples`` are.
     """
     d = _diffs(a, b)
     n = d.size
@@ -82,14 +126,71 @@ def paired_bootstrap_ci(
         raise ValueError(f"n_resamples must be positive, got {n_resamples}")
     rng = np.random.default_rng(seed)
     means = np.empty(n_resamples, dtype=np.float64)
-    step = max(1, _CHUNK_CELLS // n)
-    for start in range(0, n_resamples, step):
-        rows = min(step, n_resamples - start)
-        idx = rng.integers(0, n, size=(rows, n))
-        means[start : start + rows] = d[idx].mean(axis=1)
+    values, counts = _distinct(d)
+    if _COUNTS_PER_CELL * values.size <= n:  # few distinct differences: multinomial counts
+        probs = counts / float(n)
+        step = max(1, _CHUNK_CELLS // values.size)
+        for start in range(0, n_resamples, step):
+            rows = min(step, n_resamples - start)
+            drawn = rng.multinomial(n, probs, size=rows)
+            means[start : start + rows] = (drawn @ values) / n
+    else:
+        step = max(1, _CHUNK_CELLS // n)
+        for start in range(0, n_resamples, step):
+            rows = min(step, n_resamples - start)
+            idx = rng.integers(0, n, size=(rows, n))
+            means[start : start + rows] = d[idx].mean(axis=1)
     alpha = 1.0 - confidence
     lo, hi = np.quantile(means, [alpha / 2.0, 1.0 - alpha / 2.0])
     return float(lo), float(hi)
+
+
+def _flip_sums_grouped(
+    nz: NDArray[np.float64], rng: np.random.Generator, n_resamples: int
+) -> NDArray[np.float64]:
+    """Sign-flip sums of ``nz`` over ``n_resamples`` random patterns, drawn per distinct value.
+
+    With ``m_j`` differences equal to ``v_j``, the flipped sum is ``sum_j v_j (2 B_j - m_j)`` with
+    independent ``B_j ~ Binomial(m_j, 1/2)`` (how many of them keep their sign).
+    """
+    values, counts = _distinct(nz)
+    sums = np.empty(n_resamples, dtype=np.float64)
+    step = max(1, _CHUNK_CELLS // values.size)
+    for start in range(0, n_resamples, step):
+        rows = min(step, n_resamples - start)
+        kept = rng.binomial(counts, 0.5, size=(rows, counts.size))
+        sums[start : start + rows] = (2 * kept - counts) @ values
+    return sums
+
+
+_BYTE_SIGNS = 1.0 - 2.0 * np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).astype(np.float64)
+
+
+def _flip_sums_bytes(
+    nz: NDArray[np.float64], rng: np.random.Generator, n_resamples: int
+) -> NDArray[np.float64]:
+    """Sign-flip sums of ``nz`` over ``n_resamples`` random patterns, eight signs per random byte.
+
+    ``nz`` is zero-padded to blocks of 8; block ``j`` gets the table ``T_j[u] = sum_t s_t(u) nz[8j + t]``
+    of its 256 sign patterns (``s_t(u) = +1`` if bit ``t`` of ``u`` is 0, else ``-1``). A uniform byte ``u``
+    has 8 independent fair bits, so ``T_j[u]`` is the block's sum under 8 independent random signs, and a
+    pattern's sum is ``sum_j T_j[u_j]``: one table look-up per 8 differences. Blocks are processed a few at
+    a time for all patterns, so the tables and random bytes in memory stay within ``_CHUNK_CELLS`` cells.
+    """
+    m = nz.size
+    blocks = -(-m // 8)
+    flat = np.zeros(blocks * 8, dtype=np.float64)
+    flat[:m] = nz
+    padded = flat.reshape(blocks, 8)
+    sums = np.zeros(n_resamples, dtype=np.float64)
+    step = max(1, _CHUNK_CELLS // max(n_resamples, 256))
+    for start in range(0, blocks, step):
+        rows = min(step, blocks - start)
+        table = padded[start : start + rows] @ _BYTE_SIGNS.T  # (rows, 256)
+        drawn = rng.integers(0, 256, size=(rows, n_resamples), dtype=np.uint8).astype(np.intp)
+        drawn += np.arange(0, rows * 256, 256, dtype=np.intp)[:, None]
+        sums += np.take(table, drawn).sum(axis=0)
+    return sums
 
 
 def paired_permutation_test(a: Values, b: Values, *, seed: int = 0, n_resamples: int = 10_000) -> float:
@@ -97,10 +198,17 @@ def paired_permutation_test(a: Values, b: Values, *, seed: int = 0, n_resamples:
 
     Zero differences cannot change sign, so only the ``m`` nonzero ones are flipped. With ``2**m <=
     n_resamples`` (and ``m <= 16``) every sign pattern is enumerated and p is exact (the fraction of
-    patterns with ``|mean| >= |observed mean|``); otherwise ``n_resamples`` random patterns give
-    ``p = (1 + count) / (1 + n_resamples)`` (the observed pattern counted once, Phipson & Smyth 2010).
-    No nonzero difference: p = 1. This is ``scipy.stats.permutation_test(..., permutation_type="samples")``
-    with the statistic ``mean(x - y)``.
+    patterns with ``|mean| >= |observed mean|``); otherwise ``n_resamples`` random patterns (independent
+    fair signs, ``numpy.random.default_rng(seed)``) give ``p = (1 + count) / (1 + n_resamples)`` (the
+    observed pattern counted once, Phipson & Smyth 2010). No nonzero difference: p = 1. This is
+    ``scipy.stats.permutation_test(..., permutation_type="samples")`` with the statistic ``mean(x - y)``.
+
+    The random patterns are drawn in one of two ways, both exactly the distribution of ``m`` independent
+    fair signs: when the nonzero differences take ``k`` distinct values with ``256 k <= m``, per value
+    (``B_j ~ Binomial(m_j, 1/2)`` of the ``m_j`` differences equal to ``v_j`` keep their sign, sum
+    ``sum_j v_j (2 B_j - m_j)``); otherwise eight signs per random byte through a table of each block of
+    eight differences' 256 signed sums (``_flip_sums_bytes``). ``O(k)`` or ``O(m / 8)`` work per pattern
+    instead of ``O(m)``, and memory bounded by ``_CHUNK_CELLS``.
     """
     d = _diffs(a, b)
     if d.size == 0:
@@ -116,12 +224,9 @@ def paired_permutation_test(a: Values, b: Values, *, seed: int = 0, n_resamples:
         null = np.abs(signs @ nz)
         return float(np.count_nonzero(null >= observed - tol)) / float(2**m)
     rng = np.random.default_rng(seed)
-    count = 0
-    step = max(1, _CHUNK_CELLS // m)
-    for start in range(0, n_resamples, step):
-        rows = min(step, n_resamples - start)
-        flips = rng.choice(np.array([1.0, -1.0]), size=(rows, m))
-        count += int(np.count_nonzero(np.abs(flips @ nz) >= observed - tol))
+    grouped = _FLIPS_PER_BINOMIAL * np.unique(nz).size <= m
+    sums = (_flip_sums_grouped if grouped else _flip_sums_bytes)(nz, rng, n_resamples)
+    count = int(np.count_nonzero(np.abs(sums) >= observed - tol))
     return (1.0 + count) / (1.0 + n_resamples)
 
 
