@@ -67,6 +67,10 @@ def run(
     ] = False,
     timeout: Annotated[float, typer.Option(min=0.001, help="Per-call timeout, seconds.")] = 60.0,
     max_retries: Annotated[int, typer.Option(min=0, help="Retries of a retryable failure.")] = 3,
+    max_outage: Annotated[
+        float,
+        typer.Option(min=0, help="Seconds one endpoint outage may pause the calls before they fail."),
+    ] = 300.0,
     cache_path: Annotated[Path, typer.Option(help="Response cache file.")] = api.DEFAULT_CACHE,
     tenant: Annotated[str, typer.Option(help="Tenant the run belongs to.")] = DEFAULT_TENANT,
     run_type: Annotated[
@@ -85,7 +89,7 @@ def run(
         resume=resume,
         cache_path=None if no_cache else cache_path,
         retry_failed=retry_failed,
-        policy=CallPolicy(timeout_s=timeout, max_retries=max_retries),
+        policy=CallPolicy(timeout_s=timeout, max_retries=max_retries, max_outage_s=max_outage),
         tenant_id=tenant,
         run_type=run_type,  # type: ignore[arg-type]  # checked against RUN_TYPES above
     )

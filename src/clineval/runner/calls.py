@@ -2,7 +2,8 @@
 
 It never raises (except CancelledError): every outcome is a SystemOutput, a failure being recorded data.
 Successes and final failures are cached so a re-run reproduces the same scores with zero calls; cached
-failures are called again only with ``retry_failed=True``.
+failures are called again only with ``retry_failed=True``. Every attempt of a live system passes its circuit
+breaker (``clineval.runner.breaker``): during an outage the calls wait there, which costs no retry.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from clineval.core.case import Case
 from clineval.core.errors import RetryableCallError, SystemCallError
 from clineval.core.output import SystemOutput
 from clineval.core.protocols import System
+from clineval.runner.breaker import CircuitDead, breaker_for
 from clineval.runner.cache import ResponseCache
 from clineval.runner.policy import CallPolicy
 
@@ -32,28 +34,53 @@ def _finish(output: SystemOutput, attempts: int, elapsed: float, live: bool) -> 
     return output.model_copy(update=update)
 
 
+async def _try_once(
+    system: System, case: Case, policy: CallPolicy, attempt: int
+) -> SystemOutput | RetryableCallError:
+    """One attempt: the final output (a success or a terminal failure), or the retryable error."""
+    started = time.perf_counter()
+    try:
+        async with asyncio.timeout(policy.timeout_s):
+            output = await system.call(case)
+    except TimeoutError:
+        return RetryableCallError("timeout", f"no response within {policy.timeout_s:g} s")
+    except RetryableCallError as exc:
+        return exc
+    except SystemCallError as exc:
+        return SystemOutput.failure(
+            exc.kind, exc.message, attempts=attempt, latency_s=time.perf_counter() - started
+        )
+    except Exception as exc:  # a bug in an adapter must not crash the run
+        log.debug("system %s raised on case %s", system.spec.type, case.id, exc_info=True)
+        return SystemOutput.failure("exception", f"{type(exc).__name__}: {exc}", attempts=attempt)
+    return _finish(output, attempt, time.perf_counter() - started, system.live)
+
+
 async def _attempts(system: System, case: Case, policy: CallPolicy) -> SystemOutput:
+    # Waiting on an open circuit breaker costs no retry: only real attempts count against max_retries.
+    breaker = breaker_for(system, policy)
     attempt = 0
     while True:
+        probe = False
+        if breaker is not None:
+            try:
+                probe = await breaker.admit()
+            except CircuitDead as dead:
+                return SystemOutput.failure("circuit_open", dead.message, attempts=attempt)
         attempt += 1
-        started = time.perf_counter()
         try:
-            async with asyncio.timeout(policy.timeout_s):
-                output = await system.call(case)
-        except TimeoutError:
-            message = f"no response within {policy.timeout_s:g} s"
-            error: RetryableCallError = RetryableCallError("timeout", message)
-        except RetryableCallError as exc:
-            error = exc
-        except SystemCallError as exc:
-            return SystemOutput.failure(
-                exc.kind, exc.message, attempts=attempt, latency_s=time.perf_counter() - started
-            )
-        except Exception as exc:  # a bug in an adapter must not crash the run
-            log.debug("system %s raised on case %s", system.spec.type, case.id, exc_info=True)
-            return SystemOutput.failure("exception", f"{type(exc).__name__}: {exc}", attempts=attempt)
-        else:
-            return _finish(output, attempt, time.perf_counter() - started, system.live)
+            result = await _try_once(system, case, policy, attempt)
+        except asyncio.CancelledError:
+            if probe and breaker is not None:
+                breaker.release_probe()
+            raise
+        if not isinstance(result, RetryableCallError):
+            if breaker is not None:
+                breaker.record(False, "", probe=probe)  # any answer, even a 4xx: the endpoint is up
+            return result
+        error = result
+        if breaker is not None:
+            breaker.record(True, error.kind, probe=probe, retry_after=error.retry_after)
         if attempt > policy.max_retries:
             message = f"{error.message} (gave up after {attempt} attempts)"
             return SystemOutput.failure(error.kind, message, attempts=attempt)

@@ -114,6 +114,7 @@ class _Sample:
 
     def __init__(self, inner: System, index: int) -> None:
         self.inner, self.index = inner, index
+        self.circuit_owner = inner  # the samples share the judge's circuit breaker
         self.spec: ComponentSpec = inner.spec
 
     async def start(self, concurrency: int) -> None:  # the inner system is started by the step
