@@ -10,12 +10,13 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
+from rich.text import Text
 
 from clineval.cli.common import DEFAULT_STORE, StoreOpt, console, user_errors
 from clineval.core import EvalMetric
 from clineval.core.errors import UserInputError
 from clineval.feedback import feedback
+from clineval.report.layout import Col, print_records
 from clineval.store import ResultStore
 from clineval.store.migrate import current_revision
 from clineval.store.migrations import HEAD
@@ -82,23 +83,46 @@ def results(
         for row in rows:
             typer.echo(_json_row(row))
         return
-    table = Table(title=f"eval_results ({len(rows)} rows)")
-    for column in ("time", "run", "type", "tenant", "tier", "metric", "condition", "value", "vs baseline"):
-        table.add_column(column)
-    for row in rows:
-        verdict = {None: "", True: "pass", False: "FAIL"}[row.passed_baseline]
-        table.add_row(
-            row.timestamp.strftime("%Y-%m-%d %H:%M"),
-            row.run_id[:12],
-            row.run_type,
-            row.tenant_id,
-            "" if row.tier is None else str(row.tier),
-            row.metric_name,
-            row.condition or "",
-            "n/a" if math.isnan(row.metric_value) else f"{row.metric_value:.4f}",
-            verdict,
-        )
-    console.print(table)
+    _print_rows(rows)
+
+
+_VERDICT = {None: Text(""), True: Text("pass", style="green"), False: Text("FAIL", style="bold red")}
+
+
+def _print_rows(rows: list[EvalMetric]) -> None:
+    """A table, or one block per row on a narrow console; task, metric and condition are never cut."""
+    cols = [
+        Col("time", justify="left"),
+        Col("run", justify="left"),
+        Col("type", justify="left"),
+        Col("tenant", justify="left"),
+        Col("task", label=True),
+        Col("tier"),
+        Col("metric", label=True),
+        Col("condition", label=True),
+        Col("value"),
+        Col("vs baseline", justify="left"),
+    ]
+    print_records(
+        console,
+        cols,
+        [
+            [
+                row.timestamp.strftime("%Y-%m-%d %H:%M"),
+                row.run_id[:12],
+                row.run_type,
+                row.tenant_id,
+                str(row.metadata.get("task") or ""),
+                "" if row.tier is None else str(row.tier),
+                row.metric_name,
+                row.condition or "",
+                "n/a" if math.isnan(row.metric_value) else f"{row.metric_value:.4f}",
+                _VERDICT[row.passed_baseline],
+            ]
+            for row in rows
+        ],
+        title=Text(f"eval_results ({len(rows)} rows)"),
+    )
 
 
 results_command = user_errors(results)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from rich import box
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from clineval.core.comparison import MetricDelta, PairedTest, RunComparison, TaskComparison
 from clineval.report.formatting import is_proportion
+from clineval.report.layout import Col, print_records
 
 _SHOWN_META = ("question_type", "meta_info", "subject_name")
 
@@ -75,31 +74,28 @@ def print_comparison(cmp: RunComparison, console: Console, *, max_cases: int = 3
 
 
 def _print_task(task: TaskComparison, console: Console, max_cases: int) -> None:
-    table = Table(title=Text(f"task {task.task_id} (n={task.n})"), title_justify="left", box=box.SIMPLE_HEAD)
-    for header in ("metric", "A", "B", "delta"):
-        table.add_column(header, justify="left" if header == "metric" else "right")
-    for row in _rows(task.overall):
-        table.add_row(*map(Text, row))
-    console.print(table)
-    for key, values in task.strata.items():
-        strata = Table(title=Text(f"by {key}"), title_justify="left", box=box.SIMPLE_HEAD)
-        for header in (key, "metric", "A", "B", "delta"):
-            strata.add_column(header, justify="right" if header in ("A", "B", "delta") else "left")
-        for value, deltas in values.items():
-            for i, row in enumerate(_rows(_headline(deltas))):
-                strata.add_row(Text(value if i == 0 else ""), *map(Text, row))
-        console.print(strata)
+    """Every table as ``layout.print_records``: metric, stratum, scorer and case labels are never cut."""
+    values = [Col("A"), Col("B"), Col("delta")]
+    print_records(
+        console,
+        [Col("metric", label=True), *values],
+        [list(row) for row in _rows(task.overall)],
+        title=Text(f"task {task.task_id} (n={task.n})"),
+    )
+    for key, by_value in task.strata.items():
+        rows = [[value, *row] for value, deltas in by_value.items() for row in _rows(_headline(deltas))]
+        cols = [Col(key, label=True, dedupe=True), Col("metric", label=True), *values]
+        print_records(console, cols, rows, title=Text(f"by {key}"))
     if task.paired:
-        paired = Table(
+        print_records(
+            console,
+            [
+                Col(h, label=h in ("scorer", "stratum"), justify="left" if h == "test" else None)
+                for h in _PAIRED_HEADERS
+            ],
+            [list(_paired_row(t)) for t in task.paired],
             title=Text("paired tests (B - A; CI paired bootstrap; p Holm-adjusted across the task)"),
-            title_justify="left",
-            box=box.SIMPLE_HEAD,
         )
-        for header in _PAIRED_HEADERS:
-            paired.add_column(header, justify="left" if header in ("scorer", "stratum", "test") else "right")
-        for t in task.paired:
-            paired.add_row(*map(Text, _paired_row(t)))
-        console.print(paired)
     for test in task.tests:
         console.print(
             f"exact McNemar ({test.scorer}): right only in A {test.a_only}, right only in B "
@@ -107,20 +103,21 @@ def _print_task(task: TaskComparison, console: Console, max_cases: int) -> None:
             highlight=False,
         )
     if task.changes:
-        changes = Table(
-            title=Text(f"changed cases ({len(task.changes)})"), title_justify="left", box=box.SIMPLE_HEAD
+        print_records(
+            console,
+            [
+                Col("case", label=True),
+                Col("scorer", label=True),
+                Col("A", justify="left"),
+                Col("B", justify="left"),
+                Col("metadata", shrink=True, justify="left"),
+            ],
+            [
+                [c.case_id, c.scorer, str(c.a_label), str(c.b_label), _meta(c.metadata)]
+                for c in task.changes[:max_cases]
+            ],
+            title=Text(f"changed cases ({len(task.changes)})"),
         )
-        for header in ("case", "scorer", "A", "B", "metadata"):
-            changes.add_column(header)
-        for change in task.changes[:max_cases]:
-            changes.add_row(
-                Text(change.case_id),
-                Text(change.scorer),
-                Text(str(change.a_label)),
-                Text(str(change.b_label)),
-                Text(_meta(change.metadata)),
-            )
-        console.print(changes)
 
 
 def _md_escape(text: str) -> str:

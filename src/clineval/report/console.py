@@ -8,16 +8,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from rich import box
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from clineval.core import RunInfo, RunResult
 from clineval.report.formatting import MISSING, union_in_order
+from clineval.report.layout import Col, fitted_table, print_block, print_pairs, print_records
 from clineval.report.view import StratumTable, TaskView, build_view
 
-_STATUS_STYLE = {"finished": "green", "failed": "red", "running": "yellow", "partial": "yellow"}
+_STATUS_STYLE = {
+    "finished": "green",
+    "failed": "red",
+    "running": "yellow",
+    "partial": "yellow",
+    "interrupted": "red",
+}
 
 
 def _when(info: RunInfo, *, narrow: bool = False) -> str:
@@ -29,8 +34,13 @@ def _short(value: str) -> str:
     return value.removesuffix("%")
 
 
+def _rate_header(name: str) -> str:
+    return name.removesuffix("_rate") + " %" if name.endswith("_rate") else name
+
+
 def print_run_summary(run: RunResult, console: Console) -> None:
-    """One row per task: headline metrics with their intervals, the other rates, and the counts."""
+    """One row per task (headline metrics with their intervals, the other metrics, the counts), then each
+    task's strata; as stacked blocks when a table would not fit the console (see ``layout``)."""
     view = build_view(run, max_samples=0)
     title = Text.assemble(
         ("run ", "dim"),
@@ -40,137 +50,125 @@ def print_run_summary(run: RunResult, console: Console) -> None:
         ("  ", ""),
         (view.status, _STATUS_STYLE.get(view.status, "")),
     )
+    console.print(title)
     if not view.tasks:
-        console.print(title)
         console.print(Text("no aggregates stored for this run", style="dim"))
         return
     others = union_in_order([[m.name for m in t.metrics if m.name not in t.headline] for t in view.tasks])
-    narrow = console.width < 120
-    if narrow:  # keep a row on one line; failures are in the counts, the rest in the reports
-        others = [name for name in others if name == "unparsed_rate"]
-    wide_heads = view.headline_columns[1:] if narrow else []  # shown per task, one metric a line
-    columns = [name for name in view.headline_columns if name not in wide_heads]
-    table = Table(
-        title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True
-    )
-    table.add_column("task", overflow="fold", min_width=16)
-    for name in columns:
-        table.add_column(f"{name} [95% CI]", justify="right", no_wrap=True)
-    for name in others:
-        table.add_column(
-            name.removesuffix("_rate") + " %" if name.endswith("_rate") else name,
-            justify="right",
-            no_wrap=True,
-        )
-    for header in ("n", "failed", "unscored"):
-        table.add_column(header, justify="right", no_wrap=True)
+    heads = view.headline_columns
+    cols = [
+        Col("task", label=True),
+        *(Col(f"{name} [95% CI]") for name in heads),
+        *(Col(_rate_header(name)) for name in others),
+        *(Col(header) for header in ("n", "failed", "unscored")),
+    ]
+    rows: list[list[Text]] = []
     for task in view.tasks:
         values = {m.name: m.value for m in task.metrics}
-        table.add_row(
-            Text(task.task_id),
-            *(Text(task.headline.get(name, MISSING)) for name in columns),
-            *(Text(_short(values.get(name, MISSING))) for name in others),
-            task.counts["n"],
-            task.counts["n_failed"],
-            task.counts["n_unscored"],
+        rows.append(
+            [
+                Text(task.task_id),
+                *(Text(task.headline.get(name, MISSING)) for name in heads),
+                *(Text(_short(values.get(name, MISSING))) for name in others),
+                *(Text(task.counts[k]) for k in ("n", "n_failed", "n_unscored")),
+            ]
         )
-    if len(view.tasks) > 1 and view.overall:
-        overall = {m.name: m.value for m in view.overall}
-        table.add_row(
-            Text("mean over tasks", style="bold"),
-            *(Text(overall.get(name, "")) for name in columns),
-            *(Text(_short(overall.get(name, ""))) for name in others),
-            "",
-            "",
-            "",
+    overall = {m.name: m.value for m in view.overall} if len(view.tasks) > 1 else {}
+    if overall:
+        rows.append(
+            [
+                Text("mean over tasks", style="bold"),
+                *(Text(overall.get(name, "")) for name in heads),
+                *(Text(_short(overall.get(name, ""))) for name in others),
+                *(Text("") for _ in range(3)),
+            ]
         )
-    console.print(table)
+    table = fitted_table(console, cols, rows)
+    if table is not None:
+        console.print(table)
+        console.print()
+    else:
+        _print_stacked_summary(view.tasks, overall, console)
     for task in view.tasks:
-        _print_more_headlines(task, wide_heads, console)
         for stratum in task.strata:
             _print_stratum(task.task_id, stratum, console)
 
 
-def _print_more_headlines(task: TaskView, names: list[str], console: Console) -> None:
-    """On a narrow console the task's other headline metrics, one a line (metric, value [95% CI])."""
-    shown = [name for name in names if name in task.headline]
-    if not shown:
-        return
-    table = Table(
-        title=Text(f"{task.task_id}: more metrics"),
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-        collapse_padding=True,
-    )
-    table.add_column("metric")
-    table.add_column("value [95% CI]", justify="right", no_wrap=True)
-    for name in shown:
-        table.add_row(Text(name), Text(task.headline[name]))
-    console.print(table)
+def _print_stacked_summary(tasks: list[TaskView], overall: dict[str, str], console: Console) -> None:
+    """Narrow consoles: per task, its headline metrics one a line (value [95% CI]), then the other
+    metrics and the counts packed several a line."""
+    console.print(Text("headline metrics: value [95% CI]", style="dim"))
+    for task in tasks:
+        console.print()
+        heads = [(name, Text(value)) for name, value in task.headline.items()]
+        print_block(console, Text(task.task_id, style="bold"), heads)
+        others = [(m.name, Text(m.value)) for m in task.metrics if m.name not in task.headline]
+        print_pairs(console, others, packed=True)
+        counts = [("n", task.counts["n"]), ("failed", task.counts["n_failed"])]
+        print_pairs(console, [*counts, ("unscored", task.counts["n_unscored"])], packed=True)
+    if overall:
+        console.print()
+        means = [(name, Text(value)) for name, value in overall.items()]
+        print_block(console, Text("mean over tasks", style="bold"), means)
+    console.print()
 
 
 MAX_CONSOLE_STRATA = 25  # more values than this (e.g. 21 MedMCQA subjects is fine, years are not)
 
 
-_SHORT_HEADERS = {"in_differential": "in_ddx", "type_aware": "typed", "mentioned": "mention"}
-
-
-def _narrow_cell(cell: str) -> str:
-    """``83.97% [81.8, 85.9]`` -> ``84.0`` (the title says the unit; intervals are in the reports)."""
-    value = cell.split(" [")[0]
-    if value.endswith("%"):
-        try:
-            return f"{float(value[:-1]):.1f}"
-        except ValueError:
-            return value
-    return value
-
-
 def _print_stratum(task_id: str, stratum: StratumTable, console: Console) -> None:
-    """A per-value table of the headline metrics, e.g. by question type (narrow: values in %, no CI)."""
+    """A per-value table of the headline metrics, e.g. by question type. When it is too wide: the same
+    table transposed (one row per metric, one column per value), else one block per value."""
     if not stratum.rows or len(stratum.rows) > MAX_CONSOLE_STRATA:
         return
-    narrow = console.width < 120
-    metrics = stratum.metrics[:6] if narrow else stratum.metrics
-    title = f"{task_id} by {stratum.key}" + (" (%, intervals in the reports)" if narrow else "")
-    table = Table(
-        title=Text(title), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True
+    console.print(Text(f"{task_id} by {stratum.key}"))
+    table = fitted_table(
+        console,
+        [Col(stratum.key, label=True), Col("n"), *(Col(name) for name in stratum.metrics)],
+        [[Text(row.value), Text(row.n), *(Text(c) for c in row.cells)] for row in stratum.rows],
+    ) or fitted_table(
+        console,
+        [Col("metric", label=True), *(Col(row.value) for row in stratum.rows)],
+        [
+            [Text("n"), *(Text(row.n) for row in stratum.rows)],
+            *(
+                [Text(name), *(Text(row.cells[i]) for row in stratum.rows)]
+                for i, name in enumerate(stratum.metrics)
+            ),
+        ],
     )
-    table.add_column(stratum.key, overflow="fold")
-    table.add_column("n", justify="right", no_wrap=True)
-    for name in metrics:
-        header = name
-        if narrow:
-            header = name.removesuffix("_accuracy").removesuffix("_rate")
-            header = _SHORT_HEADERS.get(header, header)
-        table.add_column(header, justify="right", no_wrap=True)
+    if table is not None:
+        console.print(table)
+        console.print()
+        return
     for row in stratum.rows:
-        cells = row.cells[: len(metrics)]
-        table.add_row(Text(row.value), row.n, *(Text(_narrow_cell(c) if narrow else c) for c in cells))
-    console.print(table)
+        label = Text.assemble((row.value, "bold"), (f"  (n {row.n})", "dim"))
+        print_block(console, label, list(zip(stratum.metrics, map(Text, row.cells), strict=True)), indent=2)
+    console.print()
 
 
 def print_runs_table(runs: Iterable[tuple[RunInfo, int, int]], console: Console) -> None:
-    """``clineval runs``: rows of (run info, cases stored, of which failed), as the store lists them."""
-    table = Table(
-        title="runs (times in UTC)",
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-        collapse_padding=True,
-    )
-    table.add_column("run id", no_wrap=True)  # the id is what users copy: never cut
-    table.add_column("status", no_wrap=True)
-    table.add_column("created", no_wrap=True)
-    table.add_column("cases", justify="right", no_wrap=True)
-    table.add_column("failed", justify="right", no_wrap=True)
-    table.add_column("suite", overflow="fold")
-    narrow = console.width < 100  # keep the full run id and a readable suite name on 80 columns
-    for info, n_cases, n_failed in runs:
-        status = Text(info.status, style=_STATUS_STYLE.get(info.status, ""))
-        failed = Text(str(n_failed), style="red" if n_failed else "")
-        table.add_row(
-            Text(info.run_id), status, _when(info, narrow=narrow), str(n_cases), failed, Text(info.suite.name)
-        )
-    console.print(table)
+    """``clineval runs``: rows of (run info, cases stored, of which failed), as the store lists them.
+
+    The run id is what users copy: it is a label, never cut; only the suite name may be."""
+    narrow = console.width < 100  # a shorter date keeps the table on 80 columns
+    cols = [
+        Col("run id", label=True),
+        Col("status", justify="left"),
+        Col("created", justify="left"),
+        Col("cases"),
+        Col("failed"),
+        Col("suite", shrink=True, justify="left"),
+    ]
+    rows = [
+        [
+            Text(info.run_id),
+            Text(info.status, style=_STATUS_STYLE.get(info.status, "")),
+            Text(_when(info, narrow=narrow)),
+            Text(str(n_cases)),
+            Text(str(n_failed), style="red" if n_failed else ""),
+            Text(info.suite.name),
+        ]
+        for info, n_cases, n_failed in runs
+    ]
+    print_records(console, cols, rows, title=Text("runs (times in UTC)"))
