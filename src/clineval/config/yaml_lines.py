@@ -1,4 +1,9 @@
-"""YAML loading that remembers the line of every key and value, for ``file:line`` error messages."""
+"""YAML loading that remembers the line of every key and value, for ``file:line`` error messages.
+
+The text is first checked on the parser's events (:func:`clineval.core.safe_yaml.check_yaml`): no anchor or
+alias (a suite needs none, and this builder would expand every one), only standard tags, bounded nesting
+(so the recursive build below stays shallow), no duplicate key. Only then is it composed and built.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ from typing import Any
 import yaml
 
 from clineval.core.errors import SuiteError
+from clineval.core.safe_yaml import check_yaml
 
 Loc = tuple[str | int, ...]
 
@@ -18,6 +24,8 @@ class LocatedYaml:
     def __init__(self, path: Path, text: str) -> None:
         self.path = path
         self.lines: dict[Loc, tuple[int, int]] = {}
+        text = text.removeprefix("\ufeff")
+        check_yaml(text, path=path, error=SuiteError)
         try:
             node = yaml.compose(text, Loader=yaml.SafeLoader)
         except yaml.YAMLError as err:
@@ -43,6 +51,18 @@ class LocatedYaml:
                 self._build(item, (*loc, i), item.start_mark.line + 1) for i, item in enumerate(node.value)
             ]
         return yaml.SafeLoader(" ").construct_object(node)
+
+    def value_at(self, loc: Loc) -> Any:
+        """The value at ``loc`` (None where there is none)."""
+        value: Any = self.value
+        for part in loc:
+            if isinstance(value, dict) and isinstance(part, str):
+                value = value.get(part)
+            elif isinstance(value, list) and isinstance(part, int) and 0 <= part < len(value):
+                value = value[part]
+            else:
+                return None
+        return value
 
     def line_of(self, loc: Loc, *, key: bool = False) -> int | None:
         """The line of the deepest known prefix of ``loc``."""

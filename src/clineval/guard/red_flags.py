@@ -22,8 +22,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from clineval.core.safe_yaml import safe_load
 from clineval.guard.terms import TermIndex, stemmed_tokens
 
 _OPS: dict[str, Callable[[float, float], bool]] = {
@@ -188,8 +187,8 @@ class RedFlagSet:
         """The packaged flags (``path`` None) or those of a YAML file."""
         if path is None:
             text = resources.files("clineval.guard").joinpath("data", "red_flags.yaml").read_text("utf-8")
-            return cls(yaml.safe_load(text), origin="clineval/guard/data/red_flags.yaml")
-        return cls(yaml.safe_load(Path(path).read_text(encoding="utf-8")), origin=str(path))
+            return cls(safe_load(text, path="red_flags.yaml"), origin="clineval/guard/data/red_flags.yaml")
+        return cls(safe_load(Path(path).read_bytes(), path=path), origin=str(path))
 
     def _condition(self, spec: Mapping[str, Any], mention_terms: list[str]) -> Condition:
         if "lab" in spec:

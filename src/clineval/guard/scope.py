@@ -14,8 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from clineval.core.safe_yaml import safe_load
 from clineval.guard.terms import TermIndex
 
 # WHO International Nonproprietary Names stems (WHO/EMP/RHT/TSN/2018.1) of common drug classes.
@@ -81,8 +80,9 @@ class Scope:
         """The packaged cardiopulmonary scope (``path`` None) or the scope of a YAML file."""
         if path is None:
             text = resources.files("clineval.guard").joinpath("data", "scope_terms.yaml").read_text("utf-8")
-            return cls.from_data(yaml.safe_load(text), origin="clineval/guard/data/scope_terms.yaml")
-        return cls.from_data(yaml.safe_load(Path(path).read_text(encoding="utf-8")), origin=str(path))
+            origin = "clineval/guard/data/scope_terms.yaml"
+            return cls.from_data(safe_load(text, path="scope_terms.yaml"), origin=origin)
+        return cls.from_data(safe_load(Path(path).read_bytes(), path=path), origin=str(path))
 
     def offending_terms(self, text: str) -> list[str]:
         """The out-of-scope terms ``text`` names, or [] when it names none or also names an in-scope one."""

@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 from clineval.core import CaseResult, MetricValue
+from clineval.core.safe_yaml import safe_load
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ def load_categories(path: str | Path | None = None) -> dict[str, str]:
             encoding="utf-8"
         )
     )
-    data = yaml.safe_load(text) or {}
+    data = safe_load(text, path=path or "metric_categories.yaml") or {}  # refuses aliases, odd tags
     mapping = data.get("categories") if isinstance(data, dict) else None
     if not isinstance(mapping, dict):
         raise ValueError(f"{path or 'metric_categories.yaml'}: expected a mapping under 'categories'")

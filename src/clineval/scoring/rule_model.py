@@ -12,10 +12,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from clineval.core.errors import DataFileError
+from clineval.core.safe_yaml import safe_load
 
 Op = Literal[">", ">=", "<", "<=", "==", "present", "absent"]
 KINDS = ("lab", "vital", "score", "ef", "finding", "measurement")
@@ -151,13 +151,7 @@ class RuleSet(_Model):
 
 def parse_rules(data: bytes, source: str) -> RuleSet:
     """A RuleSet from YAML bytes; ``sha256`` is the hash of those bytes. Bad data raises DataFileError."""
-    try:
-        raw = yaml.safe_load(data.decode("utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as err:
-        mark = getattr(err, "problem_mark", None)
-        raise DataFileError(
-            f"bad guideline rules YAML: {err}", path=source, line=mark.line + 1 if mark else None
-        ) from None
+    raw = safe_load(data, path=source)  # no aliases, standard tags, bounded depth, no duplicate key
     if not isinstance(raw, dict):
         raise DataFileError("guideline rules must be a mapping {version, labs, rules}", path=source)
     digest = "sha256:" + hashlib.sha256(data).hexdigest()

@@ -42,6 +42,7 @@ from pathlib import Path
 import yaml
 
 from clineval.core.errors import DataFileError
+from clineval.core.safe_yaml import check_yaml
 from clineval.text.abbreviations import expand_tokens
 from clineval.text.matching import match_tokens
 
@@ -150,6 +151,7 @@ class DiagnosisVocabulary:
 
 
 def _compose(text: str, origin: str) -> yaml.Node | None:
+    check_yaml(text, path=origin)  # no aliases, standard tags, bounded depth, no duplicate key: then compose
     try:
         return yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:

@@ -47,7 +47,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal, cast
 
-import yaml
+from clineval.core.errors import DataFileError
+from clineval.core.safe_yaml import safe_load
 
 QUESTION_TYPES = (
     "diagnostic",
@@ -234,10 +235,10 @@ def _rule(raw: Any, source: str, categories: tuple[str, ...]) -> Rule:
 
 def parse_rules(data: bytes, source: str) -> RuleSet:
     """Compile the rules in ``data`` (the bytes of a rules file; ``source`` names it in errors)."""
-    try:
-        doc = yaml.safe_load(data)
-    except yaml.YAMLError as exc:
-        raise ValueError(f"{source}: not valid YAML: {exc}") from exc
+    try:  # the packaged rules share pattern lists by alias: allowed, with their expansion bounded
+        doc = safe_load(data, path=source, allow_aliases=True)
+    except DataFileError as exc:
+        raise ValueError(f"not valid YAML: {exc}") from None
     if not isinstance(doc, dict) or "version" not in doc or not isinstance(doc.get("rules"), list):
         raise ValueError(f"{source}: a rules file needs 'version' and a list of 'rules'")
     default = doc.get("default", "other")
