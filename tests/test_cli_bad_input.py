@@ -88,6 +88,8 @@ def test_invalid_yaml(tmp_path: Path) -> None:
 
 
 def test_unknown_run_id(tmp_path: Path) -> None:
+    # an existing (empty) store: a store path that does not exist is its own error (test_store_errors)
+    assert clineval("db", "upgrade", "--store", f"sqlite:///{tmp_path}/s.db", cwd=tmp_path).returncode == 0
     result = clineval(
         "report",
         "doesnotexist",

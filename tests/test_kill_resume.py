@@ -59,7 +59,7 @@ def test_kill_minus_nine_then_resume(tmp_path: Path) -> None:
         store = ResultStore(f"sqlite:///{db}")
         [info] = store.list_runs()
         store.close()
-        assert info.status == "running"
+        assert info.status == "interrupted"  # stored as running, but its process is gone
 
         resumed = clineval("run", *args, "--resume", info.run_id[:8], cwd=tmp_path)
         assert resumed.returncode == 0, resumed.stderr

@@ -3,6 +3,10 @@
 WAL mode with ``synchronous=NORMAL``: each ``put`` commits at once (nothing is lost when a run is killed)
 without an fsync per write, which keeps a put in the tens of microseconds on the event loop thread
 (see benchmarks/bench_live.py). Only keys and outputs are stored: keys are hashes built without secrets.
+
+A cache that cannot be written (disk full, read-only, no permission), whether at open or mid-run, is not
+an error of the run: writing stops at the first failure, :attr:`ResponseCache.write_error` says why, and
+the run reports that once (not once per case) and goes on without caching.
 """
 
 from __future__ import annotations
@@ -21,45 +25,74 @@ _SCHEMA = (
 )
 
 
+def _reason(exc: BaseException) -> str:
+    """SQLite's or the OS's words for the failure (they name the condition, never the data)."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
 class ResponseCache:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
+        self.write_error: str | None = None  # set at the first failed write: caching is off from then on
+        self._db: sqlite3.Connection | None = None
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        except (OSError, sqlite3.Error) as exc:
-            raise DataFileError(f"cannot open the response cache: {exc}", path=self.path) from None
+            db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        except (OSError, sqlite3.OperationalError) as exc:
+            self.write_error = _reason(exc)
+            return
         try:
-            self._db.execute("PRAGMA busy_timeout=5000")
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute(_SCHEMA)
-        except sqlite3.DatabaseError as exc:
-            self._db.close()
+            db.execute("PRAGMA busy_timeout=5000")
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute(_SCHEMA)
+        except sqlite3.OperationalError as exc:  # full, read-only, cannot be opened: run without it
+            db.close()
+            self.write_error = _reason(exc)
+            return
+        except sqlite3.DatabaseError as exc:  # not a SQLite file: a wrong path the user should fix
+            db.close()
             raise DataFileError(
                 f"not a usable response cache ({exc})",
                 path=self.path,
                 hint="delete the file or choose another cache path",
             ) from None
+        self._db = db
 
     def get(self, key: str) -> SystemOutput | None:
+        if self._db is None:
+            return None
         row = self._db.execute("SELECT output FROM responses WHERE key = ?", (key,)).fetchone()
         return None if row is None else SystemOutput.model_validate_json(row[0])
 
     def put(self, key: str, output: SystemOutput) -> None:
-        """Store (or replace) one output; committed before returning. ``cached`` is not stored."""
+        """Store (or replace) one output; committed before returning. ``cached`` is not stored.
+
+        After a failed write (see :attr:`write_error`) this does nothing.
+        """
+        if self._db is None or self.write_error is not None:
+            return
         payload = output.model_dump_json(exclude={"cached"})
-        self._db.execute(
-            "INSERT OR REPLACE INTO responses (key, output, created_at) VALUES (?, ?, ?)",
-            (key, payload, time.time()),
-        )
+        try:
+            self._db.execute(
+                "INSERT OR REPLACE INTO responses (key, output, created_at) VALUES (?, ?, ?)",
+                (key, payload, time.time()),
+            )
+        except sqlite3.OperationalError as exc:
+            self.write_error = _reason(exc)
 
     def __len__(self) -> int:
+        if self._db is None:
+            return 0
         row = self._db.execute("SELECT COUNT(*) FROM responses").fetchone()
         return int(row[0])
 
     def close(self) -> None:
-        self._db.close()
+        if self._db is not None:
+            self._db.close()
 
     def __enter__(self) -> ResponseCache:
         return self

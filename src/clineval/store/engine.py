@@ -31,6 +31,33 @@ def _sqlite_file(url: URL) -> Path | None:
     return Path(database)
 
 
+# The databases clineval is tested on. Another SQLAlchemy dialect may well work, but a store that
+# half-works (migrations, conflict handling) is worse than a clear refusal.
+SUPPORTED_DIALECTS = ("sqlite", "postgresql")
+# DBAPI module (ImportError.name) -> what to install for it.
+DRIVER_PACKAGES = {
+    "psycopg": "pip install 'clineval[postgresql]'",
+    "psycopg2": "pip install psycopg2-binary",
+    "pg8000": "pip install pg8000",
+}
+
+
+def unsupported_dialect(url: URL) -> str | None:
+    """Why ``url`` cannot be a store (a dialect clineval does not support), or None."""
+    backend = url.get_backend_name()
+    if backend not in SUPPORTED_DIALECTS:
+        return f"the {backend} dialect is not supported"
+    if url.get_driver_name() in ("asyncpg", "aiosqlite", "psycopg_async"):
+        return f"{url.drivername} is an asyncio driver, which the store does not use"
+    return None
+
+
+def sqlite_path(url: str | URL) -> Path | None:
+    """The file of a SQLite URL (None for in-memory, ``file:`` URIs and other dialects)."""
+    parsed = make_url(url)
+    return _sqlite_file(parsed) if parsed.get_backend_name() == "sqlite" else None
+
+
 def _set_sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
     try:

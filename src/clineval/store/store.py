@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
 from sqlalchemy import Row, Text, case, func, insert, select, type_coerce, update
-from sqlalchemy.exc import ArgumentError, IntegrityError, NoSuchModuleError, OperationalError
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError, NoSuchModuleError
 
 from clineval.core import (
     CaseResult,
@@ -18,8 +21,9 @@ from clineval.core import (
     TaskAggregate,
     UserInputError,
 )
-from clineval.store.engine import display_url, make_engine
+from clineval.store.engine import DRIVER_PACKAGES, display_url, make_engine, sqlite_path, unsupported_dialect
 from clineval.store.eval_results import EvalResultStore
+from clineval.store.liveness import Owner, current_owner, is_alive, shown_status
 from clineval.store.migrate import upgrade
 from clineval.store.tables import (
     FINAL_STATUSES,
@@ -34,7 +38,12 @@ from clineval.store.tables import (
 from clineval.store.writer import ResultWriter
 
 DEFAULT_URL = "sqlite:///./.clineval/clineval.db"
+_NO_DATABASE = re.compile(r'database "[^"]*" does not exist')
 _HINT = "list runs with `clineval runs`"
+
+
+def _owner_values(owner: Owner) -> dict[str, Any]:
+    return {"owner_pid": owner.pid, "owner_host": owner.host, "heartbeat_at": owner.heartbeat_at}
 
 
 class RunSummary(NamedTuple):
@@ -45,11 +54,15 @@ class RunSummary(NamedTuple):
     n_failed: int
 
 
+def _owner(row: Row[Any]) -> Owner:
+    return Owner(pid=row.owner_pid, host=row.owner_host, heartbeat_at=utc(row.heartbeat_at))
+
+
 def _info(row: Row[Any]) -> RunInfo:
     return RunInfo(
         run_id=row.run_id,
         suite=SuiteSpec.model_validate(row.suite_spec),
-        status=row.status,
+        status=shown_status(row.status, _owner(row), row.run_id),
         created_at=utc(row.created_at),
         finished_at=utc(row.finished_at),
         provenance=row.provenance or {},
@@ -67,30 +80,58 @@ def _case_result(raw: Any) -> CaseResult:
     return CaseResult.model_validate_json(raw)
 
 
+def _open_failure(err: BaseException) -> str:
+    """The first line of the driver's message (a connection or file error: it holds no case data)."""
+    text = str(getattr(err, "orig", None) or err).strip().splitlines()
+    return " ".join(text[0].split()) if text else type(err).__name__
+
+
 class ResultStore:
     """Persistent runs. Safe to share between threads; every method runs its own short transaction."""
 
-    def __init__(self, url: str = DEFAULT_URL) -> None:
+    def __init__(self, url: str = DEFAULT_URL, *, must_exist: bool = False) -> None:
+        """Open (creating and migrating if needed) the store at ``url``.
+
+        ``must_exist``: for commands that only read. A SQLite file that does not exist is then an error
+        instead of a new empty database, which would hide a mistyped ``--store`` behind "no runs".
+        """
         self.url = url
         try:
             self.display_url = display_url(url)
+            parsed = make_url(url)
         except ArgumentError:
             raise UserInputError(
                 f"--store {url.split('@')[-1]!r} is not a SQLAlchemy URL",
                 hint="e.g. sqlite:///runs.db or postgresql+psycopg://user@host/db",
             ) from None
+        unsupported = unsupported_dialect(parsed)
+        if unsupported is not None:
+            raise UserInputError(
+                f"cannot use the store {self.display_url}: {unsupported}",
+                hint="use sqlite:///PATH or postgresql+psycopg://user@host/db",
+            )
+        path = sqlite_path(parsed)
+        if must_exist and path is not None and not path.expanduser().exists():
+            raise UserInputError(f"no store at {path}", hint="run `clineval run` first or pass --store")
         try:
             self.engine = make_engine(url)
             upgrade(self.engine)
         except ImportError as err:  # a URL naming a driver that is not installed (psycopg)
+            module = (err.name or "").split(".")[0]
+            install = DRIVER_PACKAGES.get(module, f"install the {module or parsed.drivername} driver")
             raise UserInputError(
-                f"cannot open the store {self.display_url}: its driver is not installed ({err.name or err})",
-                hint="for PostgreSQL: pip install 'clineval[postgresql]'",
+                f"cannot open the store {self.display_url}: its driver {module or parsed.drivername!r}"
+                " is not installed",
+                hint=install,
             ) from None
-        except (ArgumentError, NoSuchModuleError, OperationalError, OSError) as err:
-            reason = str(getattr(err, "orig", None) or err).strip().splitlines()[0]
+        except (ArgumentError, NoSuchModuleError, DBAPIError, OSError) as err:
+            if parsed.get_backend_name() == "postgresql" and _NO_DATABASE.search(_open_failure(err)):
+                raise UserInputError(
+                    f"no PostgreSQL database {parsed.database!r} at {self.display_url}",
+                    hint=f"create it (createdb {parsed.database}) or pass --store",
+                ) from None
             raise UserInputError(
-                f"cannot open the store {self.display_url}: {reason}",
+                f"cannot open the store {self.display_url}: {_open_failure(err)}",
                 hint="check --store (a SQLAlchemy URL, e.g. sqlite:///runs.db or postgresql+psycopg://...)",
             ) from None
 
@@ -111,12 +152,54 @@ class ResultStore:
             "aggregates": None,
             "tenant_id": info.tenant_id,
             "run_type": info.run_type,
+            **_owner_values(current_owner()),
         }
         try:
             with self.engine.begin() as conn:
                 conn.execute(insert(runs), values)
         except IntegrityError as err:
             raise ValueError(f"run {info.run_id!r} already exists in {self.display_url}") from err
+
+    def claim_run(self, run_id: str) -> RunInfo:
+        """Take over a stored run to complete it (``--resume``): refused while its process is alive.
+
+        The update is conditional on the owner read just before, so of two processes resuming the same
+        dead run at once only one wins; the other is told the run is running.
+        """
+        row = self._run_row(run_id)
+        owner = _owner(row)
+        if row.status == "running" and is_alive(owner, row.run_id):
+            raise UserInputError(
+                f"run {row.run_id} is still running ({owner.describe()})",
+                hint="wait for it to finish, or stop that process before resuming",
+            )
+        same_owner = (
+            (runs.c.owner_pid == row.owner_pid) if row.owner_pid is not None else runs.c.owner_pid.is_(None)
+        )
+        same_beat = (
+            (runs.c.heartbeat_at == row.heartbeat_at)
+            if row.heartbeat_at is not None
+            else runs.c.heartbeat_at.is_(None)
+        )
+        values = {"status": "running", "finished_at": None, **_owner_values(current_owner())}
+        with self.engine.begin() as conn:
+            done = conn.execute(
+                update(runs).where(runs.c.run_id == row.run_id, same_owner, same_beat).values(**values)
+            )
+        if done.rowcount != 1:
+            raise UserInputError(
+                f"run {row.run_id} was resumed by another process just now",
+                hint="list runs with `clineval runs`",
+            )
+        return self.get_run(row.run_id)
+
+    def mark_interrupted(self, run_id: str) -> None:
+        """Store ``interrupted`` for a run this process was running (Ctrl-C): resumable, not finished."""
+        query = update(runs).where(
+            runs.c.run_id == run_id, runs.c.status == "running", runs.c.owner_pid == os.getpid()
+        )
+        with self.engine.begin() as conn:
+            conn.execute(query.values(status="interrupted"))
 
     def resolve_run_id(self, run_id: str) -> str:
         """The full id of the run ``run_id`` names exactly or as a unique prefix."""

@@ -55,7 +55,13 @@ runs = Table(
     Column("aggregates", JSON, nullable=True),
     Column("tenant_id", String(255), nullable=False, server_default="default"),
     Column("run_type", String(16), nullable=False, server_default="adhoc"),
-    CheckConstraint("status IN ('running', 'finished', 'partial', 'failed')", name="ck_runs_status"),
+    # Who runs it (clineval.store.liveness): a `running` run whose owner died is shown `interrupted`.
+    Column("heartbeat_at", DateTime(timezone=True), nullable=True),
+    Column("owner_pid", Integer, nullable=True),
+    Column("owner_host", String(255), nullable=True),
+    CheckConstraint(
+        "status IN ('running', 'finished', 'partial', 'failed', 'interrupted')", name="ck_runs_status"
+    ),
     CheckConstraint("run_type IN ('nightly', 'weekly', 'config_gate', 'adhoc')", name="ck_runs_run_type"),
     Index("ix_runs_created_at", "created_at"),
     Index("ix_runs_tenant_id", "tenant_id"),
@@ -130,8 +136,9 @@ eval_results = Table(
     Index("ix_eval_results_trend", "tenant_id", "metric_name", "timestamp"),
 )
 
-RUN_STATUSES = ("running", "finished", "partial", "failed")  # partial: finalised with cases missing
-FINAL_STATUSES = RUN_STATUSES[1:]
+# partial: finalised with cases missing; interrupted: stopped (Ctrl-C, or its process died) — resumable.
+RUN_STATUSES = ("running", "finished", "partial", "failed", "interrupted")
+FINAL_STATUSES = ("finished", "partial", "failed")
 _FLOAT_TAG = "$float"
 
 

@@ -5,11 +5,14 @@ within ``LINGER_S`` (5 ms) and inserts it in ONE transaction (group commit), so 
 committed within milliseconds of ``put`` and a ``kill -9`` loses only what was still in the queue. A
 second result for the same ``(run_id, task_id, case_id)`` is ignored (``INSERT ... ON CONFLICT DO
 NOTHING``). An exception in the thread is re-raised in the caller by the next ``put`` / ``flush`` /
-``close``.
+``close``. The thread also refreshes the run's heartbeat every ``HEARTBEAT_S`` seconds, so other
+processes can tell a live run from one whose process died (:mod:`clineval.store.liveness`).
 """
 
 from __future__ import annotations
 
+import logging
+import os
 import queue
 import threading
 import time
@@ -17,12 +20,26 @@ from types import TracebackType
 from typing import Any
 
 from pydantic_core import to_json
-from sqlalchemy import JSON, ColumnElement, Connection, Engine, Insert, Text, bindparam, cast, select, tuple_
+from sqlalchemy import (
+    JSON,
+    ColumnElement,
+    Connection,
+    Engine,
+    Insert,
+    Text,
+    bindparam,
+    cast,
+    select,
+    tuple_,
+    update,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 
 from clineval.core import CaseResult
-from clineval.store.tables import case_results, dumps, utcnow
+from clineval.store.liveness import HEARTBEAT_S, HOST, mark_active
+from clineval.store.tables import case_results, dumps, runs, utcnow
 
+log = logging.getLogger(__name__)
 MAX_BATCH = 5_000
 # How long the thread waits for more results before committing: bounds what a kill -9 can lose (results
 # finished in the last few ms) and turns bursts of finishing cases into one transaction.
@@ -51,6 +68,8 @@ class ResultWriter:
         self._error: BaseException | None = None
         self._error_raised = False
         self._closed = False
+        self._last_beat = time.monotonic()
+        mark_active(run_id, True)
         self._thread = threading.Thread(target=self._run, name=f"clineval-writer-{run_id}", daemon=True)
         self._thread.start()
 
@@ -83,6 +102,7 @@ class ResultWriter:
             self._closed = True
             self._queue.put(None)
             self._thread.join()
+            mark_active(self.run_id, False)
         self._raise_if_failed(always=False)
 
     def _raise_if_failed(self, *, always: bool) -> None:
@@ -92,7 +112,10 @@ class ResultWriter:
         if not self._error_raised:
             self._error_raised = True
             raise err
-        raise RuntimeError(f"result writer of run {self.run_id!r} failed earlier: {err!r}") from err
+        # Not the error's text: a SQLAlchemy error holds the SQL parameters (case text, model output).
+        raise RuntimeError(
+            f"result writer of run {self.run_id!r} failed earlier ({type(err).__name__})"
+        ) from err
 
     def __enter__(self) -> ResultWriter:
         return self
@@ -108,7 +131,11 @@ class ResultWriter:
         while not stop:
             batch: list[CaseResult] = []
             markers: list[_Flush] = []
-            item = self._queue.get()
+            try:  # wake up at least once per heartbeat interval, results or not
+                item = self._queue.get(timeout=HEARTBEAT_S)
+            except queue.Empty:
+                self._beat()
+                continue
             deadline = time.monotonic() + LINGER_S
             while True:
                 if item is None:
@@ -126,12 +153,29 @@ class ResultWriter:
             try:
                 if batch:
                     self._insert(batch)
+                if time.monotonic() - self._last_beat >= HEARTBEAT_S:
+                    self._beat()
             except BaseException as err:  # re-raised in the caller; nothing after it is written
                 self._error = err
                 stop = True
             finally:
                 for marker in markers:
                     marker.done.set()
+
+    def _beat(self) -> None:
+        """Refresh the run's heartbeat (only while this process still owns the run).
+
+        A failed beat is not an error of the run: if the store cannot be written, the next insert says so.
+        """
+        self._last_beat = time.monotonic()
+        query = update(runs).where(
+            runs.c.run_id == self.run_id, runs.c.owner_pid == os.getpid(), runs.c.owner_host == HOST
+        )
+        try:
+            with self.engine.begin() as conn:
+                conn.execute(query.values(heartbeat_at=utcnow()))
+        except Exception:  # see the docstring
+            log.debug("heartbeat of run %s not written", self.run_id)
 
     def _rows(self, batch: list[CaseResult]) -> list[dict[str, Any]]:
         """One row per key (the first result wins); ``result_json`` is the result as JSON text."""
