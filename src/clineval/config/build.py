@@ -163,14 +163,18 @@ def _build_judge(
             hint="judge with a different model than the one under test (or set allow_same_model: true)",
         )
     prompts: dict[str, System] = {}
+    # a scorer may fix the judge's sampling for a prompt of its own (the HealthBench reference grader's)
+    settings = {p: o for s in scorers for p, o in getattr(s, "judge_settings", {}).items()}
     for name in wanted:
-        if name == options["prompt"]:
+        if name == options["prompt"] and name not in settings:
             prompts[name] = judge
         else:
             prompts[name] = _validated(
                 doc,
                 judge_loc,
-                lambda n=name: SYSTEMS.get("openai")({**options, "prompt": n}, base),  # type: ignore[misc]
+                lambda n=name: SYSTEMS.get("openai")(  # type: ignore[misc]
+                    {**options, "prompt": n, **settings.get(n, {})}, base
+                ),
             )
     step = JudgeStep(judge, prompts)
     step.same_model_override = same
@@ -182,6 +186,13 @@ def _judge_spec(judge: JudgeStep) -> ComponentSpec:
     args = dict(judge.system.spec.args)
     if judge.prompts:
         args["prompts"] = {name: s.spec.content_hash for name, s in sorted(judge.prompts.items())}
+        base = judge.system.spec.args
+        fixed = {  # sampling a scorer fixed for its prompt (e.g. temperature 0.5 for the reference grader)
+            name: {k: v for k, v in s.spec.args.items() if k != "prompt" and base.get(k) != v}
+            for name, s in sorted(judge.prompts.items())
+        }
+        if any(fixed.values()):
+            args["prompt_settings"] = {name: f for name, f in fixed.items() if f}
     if judge.same_model_override:
         args["allow_same_model"] = True
         args["same_model_as_system"] = True

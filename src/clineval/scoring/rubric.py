@@ -16,25 +16,50 @@ scored (NaN, label ``judge_error``): a missing item would bias the score either 
 rubric items' tags ``axis:...`` / ``level:...`` / ``cluster:...``: the case's score over the items with
 that tag; the case's example tags ``theme:...`` / ``physician_agreed_category:...``: its whole score),
 ``rubric_score[<tag>]`` is the clipped mean over the cases that have the tag, as in HealthBench.
+
+**No answer still counts.** The reference grades whatever text the system returned, an empty one
+included, so a system that fails on hard cases is not flattered by dropping them. A failed call (label
+``failed``, the failure kind in ``breakdown["error"]``; a missing prediction is one) or an empty response
+(label ``empty``) scores 0 without calling the grader: it meets no positive criterion (it says nothing),
+and it is not charged the negative ones either, since an empty answer commits none of the listed errors
+(it recommends no harmful dose, is not verbose, gives no wrong fact). The reference's grader, shown an
+empty turn, may judge some "fails to ..." criteria met (below 0) or some "avoids ..." criteria met
+(above 0); 0 is what an answer meeting no criterion scores, and it needs no judge call. Tag scores are 0
+likewise. ``rubric_score`` counts these cases; ``rubric_score_answered`` is the clipped mean over the
+graded (answered) cases only, and ``rubric_failed_rate`` / ``rubric_empty_rate`` say how many there were.
+
+**Grader prompt.** ``grader_prompt: hardened`` (the default, prompt ``rubric_item_v1``) marks the
+conversation and the response as untrusted data; ``grader_prompt: healthbench_reference`` (prompt
+``rubric_healthbench_reference_v1``) sends the reference's grader prompt verbatim with the reference's
+sampling (temperature 0.5, max_tokens 2048, system message "You are a helpful assistant."), for figures
+comparable with published HealthBench scores (the judge's ``model`` stays the suite's: the reference
+grades with ``gpt-4.1-2025-04-14``).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from clineval.core.judging import JudgeRequest, judgments_of, sample_decisions
 from clineval.core.protocols import Metric, ScoringContext
 from clineval.core.run import MetricValue
 from clineval.core.score import Score
 from clineval.core.specs import canonical_json
+from clineval.metrics.basic import LabelRate
 from clineval.metrics.intervals import bootstrap_interval
 from clineval.scoring.judge_dimensions import injection_matches, response_text
 
 PROMPT = "rubric_item_v1"
+REFERENCE_PROMPT = "rubric_healthbench_reference_v1"
+# simple-evals' grading sampler: ChatCompletionSampler(model="gpt-4.1-2025-04-14",
+# system_message=OPENAI_SYSTEM_MESSAGE_API, max_tokens=2048) with its default temperature 0.5; the system
+# message is the template's system block, so a judge ``system_prompt`` must not replace it.
+REFERENCE_SETTINGS: dict[str, Any] = {"temperature": 0.5, "max_tokens": 2048, "system_prompt": None}
+UNANSWERED = ("failed", "empty")
 
 
 def rubric_score(items: Sequence[Mapping[str, Any]], met: Sequence[bool]) -> float | None:
@@ -49,21 +74,62 @@ def clip01(value: float) -> float:
     return min(1.0, max(0.0, value))
 
 
+def reference_conversation(conversation: Sequence[Mapping[str, Any]], response: str) -> str:
+    """The conversation as the reference grader sees it: "role: content" turns, the response last."""
+    turns = [*conversation, {"role": "assistant", "content": response}]
+    return "\n\n".join(f"{t['role']}: {t['content']}" for t in turns)
+
+
+def reference_item(item: Mapping[str, Any]) -> str:
+    """A rubric item as the reference writes it (``str(RubricItem)``): "[points] criterion"."""
+    return f"[{item['points']}] {item['criterion']}"
+
+
+def case_scores(
+    items: Sequence[Mapping[str, Any]], met: Sequence[bool], example_tags: Sequence[Any]
+) -> tuple[float | None, dict[str, float]]:
+    """The case's score and its tag scores (rubric-item tags over their items; example tags = the score)."""
+    score = rubric_score(items, met)
+    tag_scores: dict[str, float] = {}
+    for tag in sorted({str(t) for i in items for t in i.get("tags") or []}):
+        chosen = [(i, m) for i, m in zip(items, met, strict=True) if tag in (i.get("tags") or [])]
+        value = rubric_score([i for i, _ in chosen], [m for _, m in chosen])
+        if value is not None:
+            tag_scores[tag] = value
+    if score is not None:
+        for tag in example_tags:
+            tag_scores[str(tag)] = score
+    return score, tag_scores
+
+
 class RubricOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     samples: int = Field(default=1, ge=1, le=15)
+    grader_prompt: Literal["hardened", "healthbench_reference"] = "hardened"
     prompt: str = Field(default=PROMPT, pattern=r"^[A-Za-z0-9_]+$")
     max_chars: int = Field(default=20000, ge=100)
     seed: int = 0
     n_resamples: int = Field(default=2000, ge=1)
+
+    @model_validator(mode="after")
+    def _one_prompt(self) -> RubricOptions:
+        if self.grader_prompt == "healthbench_reference" and self.prompt != PROMPT:
+            raise ValueError("give either 'prompt' or 'grader_prompt: healthbench_reference', not both")
+        return self
+
+    @property
+    def template(self) -> str:
+        return REFERENCE_PROMPT if self.grader_prompt == "healthbench_reference" else self.prompt
 
 
 class RubricMean:
     """``rubric_score`` = clip((1/n) Σ score_i, 0, 1) over the n scored cases (HealthBench's clipped
     mean), ``rubric_score_ci`` = the 95% percentile bootstrap interval of the mean, ends clipped (clipping
     is monotone, so this is the interval of the clipped mean), ``rubric_score_unclipped`` the plain
-    mean; ``rubric_score[<tag>]`` the clipped mean of the per-case tag scores (see the module)."""
+    mean; ``rubric_score[<tag>]`` the clipped mean of the per-case tag scores (see the module). Failed
+    and empty responses count (score 0); ``rubric_score_answered`` is the clipped mean over the graded
+    cases alone."""
 
     name = "rubric_score"
 
@@ -87,6 +153,8 @@ class RubricMean:
                 by_tag.setdefault(tag, []).append(float(value))
         for tag in sorted(by_tag):
             found[f"{self.name}[{tag}]"] = clip01(math.fsum(by_tag[tag]) / len(by_tag[tag]))
+        answered = [s.value for s in scores if s.label == "graded" and s.value == s.value]
+        found[f"{self.name}_answered"] = clip01(math.fsum(answered) / len(answered)) if answered else math.nan
         return found
 
 
@@ -99,8 +167,18 @@ class RubricScorer:
     def __init__(self, options: RubricOptions | None = None) -> None:
         self.options = options or RubricOptions()
         self.name = "rubric"
-        self.judge_prompts = (self.options.prompt,)
-        self.metrics: Sequence[Metric] = (RubricMean(self.options.seed, self.options.n_resamples),)
+        self.prompt = self.options.template
+        self.judge_prompts = (self.prompt,)
+        reference = self.options.grader_prompt == "healthbench_reference"
+        # per prompt, the judge options the suite overrides for it (config.build): the reference's sampling
+        self.judge_settings: dict[str, dict[str, Any]] = (
+            {self.prompt: dict(REFERENCE_SETTINGS)} if reference else {}
+        )
+        self.metrics: Sequence[Metric] = (
+            RubricMean(self.options.seed, self.options.n_resamples),
+            LabelRate("failed", name="rubric_failed_rate"),
+            LabelRate("empty", name="rubric_empty_rate"),
+        )
 
     @staticmethod
     def items(ctx: ScoringContext) -> list[Mapping[str, Any]]:
@@ -110,19 +188,29 @@ class RubricScorer:
     def judge_requests(self, ctx: ScoringContext) -> list[JudgeRequest]:
         response = response_text(ctx.output)
         if ctx.output.failed or not response.strip():
-            return []
+            return []  # scored 0 without the grader (see the module)
         conversation = ctx.case.input.data.get("conversation") or [
             {"role": "user", "content": ctx.case.input.question or ""}
         ]
+        shown = response[: self.options.max_chars]
+        reference = self.prompt == REFERENCE_PROMPT
         return [
             JudgeRequest(
-                key=canonical_json([self.options.prompt, index, item["criterion"]]),
-                prompt=self.options.prompt,
+                key=canonical_json([self.prompt, index, item["criterion"]]),
+                prompt=self.prompt,
                 data={
                     "conversation": conversation,
-                    "response": response[: self.options.max_chars],
+                    "response": shown,
                     "criterion": item["criterion"],
                     "points": item["points"],
+                    **(
+                        {
+                            "conversation_text": reference_conversation(conversation, shown),
+                            "rubric_item": reference_item(item),
+                        }
+                        if reference
+                        else {}
+                    ),
                 },
                 reply_field="criteria_met",
                 samples=self.options.samples,
@@ -130,15 +218,41 @@ class RubricScorer:
             for index, item in enumerate(self.items(ctx))
         ]
 
+    def _unanswered(
+        self, ctx: ScoringContext, items: list[Mapping[str, Any]], flags: dict[str, Any]
+    ) -> Score:
+        """A failed call or an empty response: 0, every item unmet, no grader call (see the module)."""
+        error = ctx.output.error
+        example_tags = ctx.case.reference.data.get("example_tags") or []
+        score, tag_scores = case_scores(items, [False] * len(items), example_tags)
+        if score is None:
+            return Score(
+                value=math.nan, label="unscorable", explanation="no positive points", breakdown=flags
+            )
+        possible = math.fsum(float(i["points"]) for i in items if float(i["points"]) > 0)
+        breakdown = {
+            **flags,
+            "error": error.kind if error is not None else None,
+            "achieved": 0.0,
+            "possible": possible,
+            "score_clipped": 0.0,
+            "met": 0,
+            "tag_scores": tag_scores,
+        }
+        if error is not None:
+            why = f"the system failed ({error.kind}): scored 0 of {possible:g} points, as an empty answer"
+            return Score(value=score, label="failed", explanation=why, breakdown=breakdown)
+        why = f"empty response: 0 of {possible:g} points (no criterion met)"
+        return Score(value=score, label="empty", explanation=why, breakdown=breakdown)
+
     def __call__(self, ctx: ScoringContext) -> Score:
         response = response_text(ctx.output)
         flags = {"injection_flagged": bool(injection_matches(response)), "tier": self.tier}
-        if ctx.output.failed:
-            return Score(value=math.nan, label="failed", explanation="the system failed", breakdown=flags)
         items = self.items(ctx)
-        if not items or not response.strip():
-            why = "no rubric items" if not items else "nothing to judge"
-            return Score(value=math.nan, label="unscorable", explanation=why, breakdown=flags)
+        if not items:
+            return Score(value=math.nan, label="unscorable", explanation="no rubric items", breakdown=flags)
+        if ctx.output.failed or not response.strip():
+            return self._unanswered(ctx, items, flags)
         judgments = judgments_of(ctx)
         if judgments is None:
             return Score(
@@ -168,19 +282,11 @@ class RubricScorer:
             why = f"the judge could not decide {undecided} of {len(graded)} rubric items"
             return Score(value=math.nan, label="judge_error", explanation=why, breakdown=details)
         met = [bool(g["met"]) for g in graded]
-        score = rubric_score(items, met)
+        score, tag_scores = case_scores(items, met, ctx.case.reference.data.get("example_tags") or [])
         if score is None:
             return Score(
                 value=math.nan, label="unscorable", explanation="no positive points", breakdown=details
             )
-        tag_scores: dict[str, float] = {}
-        for tag in sorted({t for g in graded for t in g["tags"]}):
-            chosen = [(i, m) for i, m, g in zip(items, met, graded, strict=True) if tag in g["tags"]]
-            value = rubric_score([i for i, _ in chosen], [m for _, m in chosen])
-            if value is not None:
-                tag_scores[tag] = value
-        for tag in ctx.case.reference.data.get("example_tags") or []:
-            tag_scores[str(tag)] = score
         possible = math.fsum(float(i["points"]) for i in items if float(i["points"]) > 0)
         achieved = math.fsum(float(i["points"]) for i, m in zip(items, met, strict=True) if m)
         breakdown = {
