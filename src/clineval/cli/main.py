@@ -12,9 +12,8 @@ from typing import Annotated
 import typer
 
 from clineval import api, releases
-from clineval.cli import pipeline_commands, release_commands, store_commands
+from clineval.cli import pipeline_commands, progress, release_commands, store_commands
 from clineval.cli.common import StoreOpt, console, err_console, user_errors
-from clineval.cli.progress import RichProgress
 from clineval.core import RUN_TYPES, GateDecision, RunResult, StructuredOutput
 from clineval.core.errors import UserInputError
 from clineval.metrics.combined import parse_weights
@@ -38,6 +37,31 @@ app.add_typer(store_commands.db_app, name="db")
 app.add_typer(pipeline_commands.pipeline_app, name="pipeline")
 app.command("results")(store_commands.results_command)
 app.command("feedback")(store_commands.feedback_command)
+
+
+def _print_version(value: bool) -> None:
+    if value:  # only importlib.metadata: --version must stay fast
+        from importlib.metadata import version
+
+        typer.echo(f"clineval {version('clineval')}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _global_options(
+    show_version: Annotated[
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version, exit 0."),
+    ] = False,
+    quiet: progress.QuietOpt = False,
+    progress_interval: progress.IntervalOpt = progress.DEFAULT_INTERVAL_S,
+) -> None:
+    """Options before the command: --version, --quiet, --progress-interval."""
+    progress.SETTINGS.interval_s = progress_interval
+    if quiet:
+        progress.set_quiet(console)
+
+
 def _finish(run: RunResult, out: Path | None, gates: Sequence[GateDecision] = ()) -> None:
     for warning in run.info.provenance.get("warnings", []):
         err_console.print(f"[yellow]warning:[/yellow] {warning}", highlight=False, soft_wrap=True)
@@ -76,8 +100,11 @@ def run(
     run_type: Annotated[
         str, typer.Option(help="nightly | weekly | config_gate | adhoc (stored with its metrics).")
     ] = "adhoc",
+    quiet: progress.QuietOpt = False,
 ) -> None:
     """Run an evaluation suite (or --resume an interrupted run) and report it."""
+    if quiet:
+        progress.set_quiet(console)
     if run_type not in RUN_TYPES:
         raise UserInputError(f"unknown --run-type {run_type!r}", hint=f"use one of: {', '.join(RUN_TYPES)}")
     request = api.RunRequest(
@@ -97,8 +124,8 @@ def run(
 
 
 def _run_and_report(request: api.RunRequest, out: Path | None) -> None:
-    with RichProgress(err_console) as progress:
-        result = api.run_suite(request, hooks=progress, on_start=lambda rid: err_console.print(f"run {rid}"))
+    with progress.progress_hooks(err_console) as hooks:
+        result = api.run_suite(request, hooks=hooks, on_start=lambda rid: err_console.print(f"run {rid}"))
     _finish(result, out)
 
 
@@ -198,8 +225,11 @@ def schema_output() -> None:
 def demo(
     out: Annotated[Path, typer.Option(help="Output folder.")] = Path("clineval-demo"),
     store: StoreOpt = api.DEFAULT_STORE,
+    quiet: progress.QuietOpt = False,
 ) -> None:
     """Score published GPT-4 and GPT-3.5 answers on 200 MedQA questions (data ships with clineval)."""
+    if quiet:
+        progress.set_quiet(console)
     suite = Path(str(resources.files("clineval.demo") / "suite.yaml"))
     _run_and_report(api.RunRequest(suite_path=suite, store_url=store, cache_path=None), out)
 
