@@ -18,7 +18,7 @@ from collections import Counter
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import IO, Annotated
+from typing import IO, TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -32,8 +32,9 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from clineval.core import CaseResult
-from clineval.runner.engine import TaskStats
+if TYPE_CHECKING:  # the CLI's start-up stays light: the runner is imported only to run
+    from clineval.core import CaseResult
+    from clineval.runner.engine import TaskStats
 
 DEFAULT_INTERVAL_S = 10.0
 
