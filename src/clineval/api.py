@@ -7,6 +7,7 @@ its own beyond that wiring.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -21,6 +22,7 @@ from clineval.combine import combined_spec, with_combined
 from clineval.config import BuiltSuite, BuiltTask, load_suite
 from clineval.core import CaseResult, RunInfo, RunResult, RunType, Scorer, SuiteSpec, TaskAggregate
 from clineval.core.errors import UserInputError
+from clineval.interrupts import RunInterrupted, resume_command, store_write_error
 from clineval.metrics.aggregate import aggregate_task, overall_scores
 from clineval.provenance import effective_options, provenance
 from clineval.runner.cache import ResponseCache
@@ -28,6 +30,7 @@ from clineval.runner.engine import RunSettings, TaskStats, run_task
 from clineval.runner.policy import CallPolicy
 from clineval.scoring.registry import SCORERS
 from clineval.store import ResultStore
+from clineval.store.errors import write_failure_reason
 
 DEFAULT_STORE = "sqlite:///.clineval/clineval.db"
 DEFAULT_CACHE = Path(".clineval/cache.sqlite")
@@ -44,7 +47,7 @@ class RunRequest:
     suite_path: Path
     store_url: str = DEFAULT_STORE
     limit: int | None = None
-    seed: int = 0
+    seed: int | None = None  # None: 0 for a new run, the stored seed on --resume
     concurrency: int = 16
     resume: str | None = None
     cache_path: Path | None = DEFAULT_CACHE
@@ -64,28 +67,47 @@ def _check_resumable(info: RunInfo, suite: BuiltSuite) -> None:
         )
 
 
+def _check_resume_options(info: RunInfo, request: RunRequest) -> None:
+    """``--resume`` with a ``--limit`` or ``--seed`` other than the stored run's would sample other cases."""
+    stored_given = (("limit", info.suite.limit, request.limit), ("seed", info.suite.seed, request.seed))
+    for option, stored, given in stored_given:
+        if given is not None and given != stored:
+            shown = "none" if stored is None else stored
+            raise UserInputError(
+                f"--resume {info.run_id[:12]}: the run was made with --{option} {shown},"
+                f" not --{option} {given}",
+                hint=f"omit --{option} (the stored one is used), or start a new run",
+            )
+
+
 def run_suite(
     request: RunRequest, hooks: ProgressHooks | None = None, on_start: Callable[[str], None] | None = None
 ) -> RunResult:
     """Run (or resume) a suite; every finished case is stored as it finishes.
 
-    ``on_start(run_id)`` is called once the run is in the store, before any call is made.
+    ``on_start(run_id)`` is called once the run is in the store, before any call is made. Ctrl-C after
+    that stores the run as ``interrupted`` and raises :class:`~clineval.interrupts.RunInterrupted`; a store
+    that refuses a write mid-run raises a one-line :class:`~clineval.store.errors.StoreWriteError`.
     """
     store = ResultStore(request.store_url)
+    run_id: str | None = None
     try:
         if request.resume is not None:
             previous = store.get_run(request.resume)
+            _check_resume_options(previous, request)
             suite = load_suite(request.suite_path, limit=previous.suite.limit, seed=previous.suite.seed)
             _check_resumable(previous, suite)
-            run_id, done = previous.run_id, store.finished_keys(previous.run_id)
+            run_id = store.claim_run(previous.run_id).run_id  # refused while its process is alive
+            done = store.finished_keys(run_id)
         else:
-            suite = load_suite(request.suite_path, limit=request.limit, seed=request.seed)
-            run_id, done, created = uuid.uuid4().hex, set(), datetime.now(UTC)
+            seed = 0 if request.seed is None else request.seed
+            suite = load_suite(request.suite_path, limit=request.limit, seed=seed)
+            new_id, done, created = uuid.uuid4().hex, set(), datetime.now(UTC)
             sizes = {t.spec.id: len(t.cases) for t in suite.tasks}
             options = {t.spec.id: [effective_options(s) for s in t.scorers] for t in suite.tasks}
             store.create_run(
                 RunInfo(
-                    run_id=run_id,
+                    run_id=new_id,
                     suite=suite.spec,
                     status="running",
                     created_at=created,
@@ -94,6 +116,7 @@ def run_suite(
                     run_type=request.run_type,
                 )
             )
+            run_id = new_id  # stored: from here on, resumable
         if on_start is not None:
             on_start(run_id)
         stats, warnings = asyncio.run(_execute(suite, store, run_id, done, request, hooks))
@@ -102,8 +125,29 @@ def run_suite(
             run_id,
             extra_provenance={"timings": {task: vars(s) for task, s in stats.items()}, "warnings": warnings},
         )
+    except KeyboardInterrupt:
+        if run_id is None:
+            raise
+        _mark_interrupted(store, run_id)
+        raise RunInterrupted(run_id, _resume_command(request, run_id)) from None
+    except Exception as err:
+        reason = write_failure_reason(err)
+        if reason is None:
+            raise
+        command = None if run_id is None else _resume_command(request, run_id)
+        raise store_write_error(store, run_id, reason, command) from None
     finally:
         store.close()
+
+
+def _resume_command(request: RunRequest, run_id: str) -> str:
+    return resume_command(request.suite_path, run_id, request.store_url, DEFAULT_STORE)
+
+
+def _mark_interrupted(store: ResultStore, run_id: str) -> None:
+    # A store that cannot be written shows the run interrupted anyway, once this process is gone.
+    with contextlib.suppress(Exception):
+        store.mark_interrupted(run_id)
 
 
 async def _execute(
@@ -148,6 +192,11 @@ async def _execute(
     finally:
         if cache is not None:
             cache.close()
+    if cache is not None and cache.write_error is not None:  # one warning for the run, not one per case
+        warnings.append(
+            f"the response cache {cache.path} could not be written ({cache.write_error}): "
+            "the run went on without caching, so a re-run will call the system again"
+        )
     return stats, warnings
 
 
@@ -220,7 +269,7 @@ def _task_size(info: RunInfo, task_id: str) -> int:
 
 
 def load_run(store_url: str, run_id: str) -> RunResult:
-    store = ResultStore(store_url)
+    store = ResultStore(store_url, must_exist=True)
     try:
         return store.load_run(store.get_run(run_id).run_id)
     finally:

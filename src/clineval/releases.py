@@ -54,7 +54,7 @@ def compare_runs(store_url: str, run_a: str, run_b: str, *, intersection: bool =
 
 
 def _compare_runs(store_url: str, run_a: str, run_b: str, intersection: bool) -> RunComparison:
-    store = ResultStore(store_url)
+    store = ResultStore(store_url, must_exist=True)
     try:
         a, b = (store.load_run(store.get_run(r).run_id) for r in (run_a, run_b))
     finally:
@@ -86,7 +86,7 @@ def recombine(
     save: bool = False,
 ) -> RunResult:
     """A stored run with its combined score recomputed under new weights; nothing is re-run or re-scored."""
-    store = ResultStore(store_url)
+    store = ResultStore(store_url, must_exist=True)
     try:
         run = store.load_run(store.get_run(run_id).run_id)
         args = {"weights": weights, "name": name, "renormalize": renormalize, "categories": categories}
@@ -128,7 +128,7 @@ def _finished_run(store: ResultStore, run_id: str) -> RunResult:
 
 def promote_baseline(store_url: str, run_id: str, name: str, tenant: str = DEFAULT_TENANT) -> Baseline:
     """Snapshot a finished run's metrics (with each metric's tier) as the next version of ``name``."""
-    store = ResultStore(store_url)
+    store = ResultStore(store_url, must_exist=True)
     try:
         run = _finished_run(store, run_id)
         snap = snapshot(run, scorers_for(run.info.suite))
@@ -139,7 +139,7 @@ def promote_baseline(store_url: str, run_id: str, name: str, tenant: str = DEFAU
 
 def list_baselines(store_url: str, tenant: str | None = None) -> list[Baseline]:
     """The latest version of each baseline (of ``tenant``, or of every tenant)."""
-    store = ResultStore(store_url)
+    store = ResultStore(store_url, must_exist=True)
     try:
         return BaselineStore(store.engine).latest(tenant)
     finally:
@@ -150,7 +150,7 @@ def show_baseline(
     store_url: str, name: str, tenant: str = DEFAULT_TENANT, version: int | None = None
 ) -> Baseline:
     """One version of a baseline (default: the latest)."""
-    store = ResultStore(store_url)
+    store = ResultStore(store_url, must_exist=True)
     try:
         return BaselineStore(store.engine).get(name, tenant, version)
     finally:
@@ -159,7 +159,7 @@ def show_baseline(
 
 def baseline_history(store_url: str, name: str, tenant: str = DEFAULT_TENANT) -> list[Baseline]:
     """Every promoted version of a baseline, oldest first."""
-    store = ResultStore(store_url)
+    store = ResultStore(store_url, must_exist=True)
     try:
         return BaselineStore(store.engine).history(name, tenant)
     finally:
@@ -212,7 +212,7 @@ def gate_run(
         raise UserInputError(f"--alpha must be in (0, 1), got {alpha}")
     if not (math.isfinite(margin) and margin >= 0.0):
         raise UserInputError(f"--margin must be a finite number >= 0, got {margin}")
-    store = ResultStore(store_url)
+    store = ResultStore(store_url, must_exist=True)
     try:
         baselines = BaselineStore(store.engine)
         promoted = baselines.get(baseline, tenant, version)
@@ -275,7 +275,7 @@ def gate_run(
 
 def gate_decisions(store_url: str, run_id: str) -> list[GateDecision]:
     """The gate decisions stored for a run (id or unique prefix), oldest first, as the reports show them."""
-    store = ResultStore(store_url)
+    store = ResultStore(store_url, must_exist=True)
     try:
         records = BaselineStore(store.engine).gate_history(store.resolve_run_id(run_id))
     finally:

@@ -80,7 +80,9 @@ def run(
     ] = None,
     store: StoreOpt = api.DEFAULT_STORE,
     limit: Annotated[int | None, typer.Option(min=1, help="Seeded sample of N cases per task.")] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the --limit sample.")] = 0,
+    seed: Annotated[
+        int | None, typer.Option(help="Seed of the --limit sample (default 0; on --resume, the run's).")
+    ] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Concurrent calls to a live system.")] = 16,
     resume: Annotated[str | None, typer.Option(help="Complete a stored, interrupted run.")] = None,
     no_cache: Annotated[
@@ -136,7 +138,7 @@ def runs(
     limit: Annotated[int, typer.Option(min=1, help="How many runs to list.")] = 50,
 ) -> None:
     """List stored runs, newest first."""
-    result_store = ResultStore(store)
+    result_store = ResultStore(store, must_exist=True)
     try:
         print_runs_table(result_store.list_runs_with_counts(limit=limit), console)
     finally:

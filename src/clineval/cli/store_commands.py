@@ -36,7 +36,7 @@ def db_upgrade(store: StoreOpt = DEFAULT_STORE) -> None:
 @user_errors
 def db_current(store: StoreOpt = DEFAULT_STORE) -> None:
     """Print the store's schema revision."""
-    with ResultStore(store) as opened, opened.engine.connect() as conn:
+    with ResultStore(store, must_exist=True) as opened, opened.engine.connect() as conn:
         console.print(f"{current_revision(conn)} (head {HEAD})", highlight=False)
 
 
@@ -68,7 +68,7 @@ def results(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
 ) -> None:
     """List stored metric rows (eval_results): trends per tenant, run type, metric and condition."""
-    with ResultStore(store) as opened:
+    with ResultStore(store, must_exist=True) as opened:
         run_id = opened.resolve_run_id(run) if run is not None else None
         rows = opened.eval_results.query(
             tenant_id=tenant,

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from clineval.core.errors import DataFileError
+from clineval.core.lines import jsonl_objects
 
 
 def resolve(path: str | Path, base_dir: Path) -> Path:
@@ -35,26 +36,10 @@ def file_hash(data: bytes) -> str:
 
 
 def iter_jsonl(path: Path, data: bytes) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yields (1-based line number, object) for each non-blank line; a bad line raises DataFileError."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise DataFileError(f"not UTF-8 text (byte {err.start})", path=path) from None
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise DataFileError(
-                f"malformed JSON: {err.msg} (column {err.colno})",
-                path=path,
-                line=number,
-                hint="each line must be one JSON object",
-            ) from None
-        if not isinstance(obj, dict):
-            raise DataFileError(f"expected a JSON object, got {type(obj).__name__}", path=path, line=number)
-        yield number, obj
+    """Yields (1-based line number, object) for each non-blank line; a bad line raises DataFileError.
+
+    Lines end at ``\n`` only (a raw U+2028 inside a JSON string is not a line break); a BOM is dropped."""
+    return jsonl_objects(data, path)
 
 
 def load_json(path: Path, data: bytes) -> Any:

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict
 
 from clineval.core import Case, CaseInput, LoadedDataset, Reference
 from clineval.core.errors import DataFileError
+from clineval.core.lines import decode_text, file_lines, text_lines
 from clineval.datasets._io import file_hash, iter_jsonl, read_bytes, resolve
 
 
@@ -40,17 +41,10 @@ class JudgmentsOptions(BaseModel):
     unit: Literal["doc", "chunk"] = "doc"
 
 
-def _text(data: bytes, path: Path) -> str:
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise DataFileError(f"not UTF-8 text (byte {err.start})", path=path) from None
-
-
 def parse_qrels(data: bytes, path: Path) -> dict[str, dict[str, int]]:
     """``{query_id: {doc_id: grade}}`` from qrels text, queries in file order."""
     qrels: dict[str, dict[str, int]] = {}
-    for number, line in enumerate(_text(data, path).splitlines(), start=1):
+    for number, line in file_lines(data, path):
         fields = line.split()
         if not fields:
             continue
@@ -70,7 +64,7 @@ def parse_qrels(data: bytes, path: Path) -> dict[str, dict[str, int]]:
 
 def parse_topics(data: bytes, path: Path) -> dict[str, str]:
     """``{query_id: text}`` from ``id<TAB>text`` lines or TREC XML ``<topic number="...">``."""
-    text = _text(data, path)
+    text = decode_text(data, path)
     if path.suffix.lower() == ".xml" or text.lstrip().startswith("<"):
         try:
             root = ET.fromstring(text)
@@ -82,7 +76,7 @@ def parse_topics(data: bytes, path: Path) -> dict[str, str]:
             if t.get("number") is not None
         }
     topics: dict[str, str] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in text_lines(text):
         if not line.strip():
             continue
         query, sep, body = line.partition("\t")

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from clineval.core.case import Case
 from clineval.core.errors import DataFileError
+from clineval.core.lines import file_lines
 from clineval.core.output import SystemOutput
 from clineval.core.specs import ComponentSpec
 from clineval.systems._outputs import OutputFormat, error_from_value, output_from_value, usage_from_value
@@ -107,7 +108,7 @@ def parse_predictions(
 ) -> dict[str, SystemOutput]:
     outputs: dict[str, SystemOutput] = {}
     first_line: dict[str, int] = {}
-    for number, line in enumerate(data.splitlines(), start=1):
+    for number, line in file_lines(data, path):  # at \n only, BOM dropped (core.lines)
         if not line.strip():
             continue
         try:

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from clineval.core.case import Case
 from clineval.core.errors import DataFileError
+from clineval.core.lines import file_lines
 from clineval.core.output import RetrievedDoc, StructuredOutput, SystemOutput
 from clineval.core.specs import ComponentSpec
 from clineval.systems._replay import ReplaySystem
@@ -36,13 +37,9 @@ class TrecRunOptions(BaseModel):
 
 def parse_run(data: bytes, path: Path, *, order: RunOrder = "trec_eval") -> dict[str, list[RetrievedDoc]]:
     """``{query_id: ranked RetrievedDoc list}`` from run-file bytes; a bad line raises DataFileError."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise DataFileError(f"not UTF-8 text (byte {err.start})", path=path) from None
     rows: dict[str, list[tuple[str, int, float]]] = {}
     seen: dict[tuple[str, str], int] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in file_lines(data, path):
         fields = line.split()
         if not fields:
             continue
