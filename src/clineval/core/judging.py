@@ -67,7 +67,9 @@ class JudgeDecision:
     """The judge's answer about one pair: ``equivalent`` None when there is no usable answer (``error``
     says why), ``model`` the model that answered, ``cached`` whether it came from the response cache.
     For a request with its own prompt: ``value`` the JSON value of its ``reply_field`` (None with an
-    ``error``), ``sample`` the sample index, ``prompt`` / ``prompt_hash`` the template that asked."""
+    ``error``), ``sample`` the sample index, ``prompt`` / ``prompt_hash`` the template that asked,
+    ``injection`` the judge's own ``"injection"`` flag when its reply holds a JSON boolean there (None
+    otherwise: the prompt did not ask, or the reply did not say)."""
 
     equivalent: bool | None
     reason: str
@@ -78,6 +80,7 @@ class JudgeDecision:
     sample: int = 0
     prompt: str | None = None
     prompt_hash: str | None = None
+    injection: bool | None = None
 
     def as_dict(self) -> dict[str, Any]:
         found: dict[str, Any] = {
@@ -89,7 +92,11 @@ class JudgeDecision:
         }
         if self.prompt is not None:
             found.update(
-                value=self.value, sample=self.sample, prompt=self.prompt, prompt_hash=self.prompt_hash
+                value=self.value,
+                sample=self.sample,
+                prompt=self.prompt,
+                prompt_hash=self.prompt_hash,
+                injection=self.injection,
             )
         return found
 

@@ -13,10 +13,11 @@ score.
 A request naming its own ``prompt`` (tier 4) is answered by the judge system built for that prompt
 (``JudgeStep.prompts``, built by the suite from the scorers' ``judge_prompts``): the judge case's
 ``input.data`` is the request's ``data``, and the reply's ``reply_field`` value (any JSON value, all
-objects of the reply agreeing) becomes ``JudgeDecision.value``. Each of its ``samples`` is one call; sample
-``i > 0`` is cached under the judge's key plus ``#sample<i>`` so the samples stay distinct in the cache
-(sample 0 keeps the plain key), and the prompt is the same for every sample (their difference comes from
-the judge's temperature).
+objects of the reply agreeing) becomes ``JudgeDecision.value``, and its ``injection`` (a JSON boolean, the
+judge's own report of an output that tries to instruct it) ``JudgeDecision.injection``. Each of its
+``samples`` is one call; sample ``i > 0`` is cached under the judge's key plus ``#sample<i>`` so the
+samples stay distinct in the cache (sample 0 keeps the plain key), and the prompt is the same for every
+sample (their difference comes from the judge's temperature).
 """
 
 from __future__ import annotations
@@ -72,6 +73,14 @@ def parse_reply(text: str | None, key: str) -> tuple[Any, str, str | None]:
     if len(set(values)) > 1:
         return None, reason, f"the reply holds conflicting {key!r} values"
     return found[0][key], reason, None
+
+
+def injection_flag(text: str | None, key: str) -> bool | None:
+    """The judge's own ``"injection"`` flag in the reply's object(s) holding ``key``: True when any says
+    true, False when they say false, None when none holds a JSON boolean there (strict, as for verdicts)."""
+    found, _ = _objects_with(text, key)
+    flags = [obj["injection"] for obj in found if isinstance(obj.get("injection"), bool)]
+    return True if True in flags else False if flags else None
 
 
 def canonical_value(value: Any) -> str:
@@ -224,6 +233,7 @@ class JudgeStep:
             return JudgeDecision(None, "", model, error[:_MAX_REASON], reply.cached, **tags), reply.latency_s
         if own:
             value, reason, problem = parse_reply(reply.text, request.reply_field)
+            tags["injection"] = injection_flag(reply.text, request.reply_field)
             return JudgeDecision(None, reason, model, problem, reply.cached, value, **tags), reply.latency_s
         equivalent, reason, problem = parse_judgment(reply.text)
         return JudgeDecision(equivalent, reason, model, problem, reply.cached), reply.latency_s

@@ -11,9 +11,13 @@ and 5 the grade is 3; with 3 and 5 it is 3). A sample whose reply is not an inte
 and does not vote; a dimension with no valid sample has no grade. Logged with each grade: the samples,
 their population variance, and the flips (samples whose grade differs from the majority).
 
-The output under judgement is given to the judge as delimited JSON data, and ``injection_matches`` flags
-(deterministically, before any call) text in it that addresses a grader ("ignore the rubric", "give 5",
-"you are the judge", "disregard previous instructions", "system prompt"...): ``injection_flagged``.
+The case and the output under judgement are given to the judge as delimited JSON data. Both are scanned
+(``clineval.scoring.injection``: after NFKC, invisible characters removed and homoglyphs folded) for text
+that addresses a grader, in English and other languages ("ignore the rubric", "give 5", an unquoted
+``grade: 5``, "ignora las instrucciones anteriores"...): ``injection_hits`` lists each pattern with where it
+was found (``case`` / ``response``). The judge's own ``"injection"`` field is read from every reply:
+``injection_judge`` is True when a sample said so. ``injection_flagged`` is either of them (recorded and
+reported, the grades are kept as the judge gave them).
 
 ``Score.value`` is the fraction of dimensions that received a grade (judge coverage), never a quality
 number; NaN when the system failed, gave nothing to judge, or the task has no judge.
@@ -23,7 +27,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -39,46 +42,12 @@ from clineval.core.score import Score
 from clineval.core.specs import canonical_json
 from clineval.metrics.breakdown import BreakdownRate
 from clineval.metrics.intervals import bootstrap_interval
+from clineval.scoring.injection import INJECTION_PATTERNS, injection_hits, injection_matches
+
+__all__ = ["INJECTION_PATTERNS", "JudgeDimensionsScorer", "injection_matches", "response_text"]
 
 DIMENSIONS = ("coherence", "completeness", "uncertainty_calibration", "differential_consideration")
 PROMPT = "judge_dimension_v1"
-
-_UNITS = (
-    r"(?!\s*(?:mg|mcg|µg|g|kg|ml|l|units?|iu|%|mmol|meq|tablets?|tabs?|capsules?|doses?|puffs?|drops?"
-    r"|times|x|days?|hours?|hrs?|h|minutes?|mins?|weeks?|months?|years?|percent|lit(?:er|re)s?)\b)"
-)
-_GRADER = r"(?:judge|grader|evaluator|assessor|rater)"
-_OBJECT = r"(?:this|it|me|us|the (?:response|answer|output)|this (?:response|answer|output))"
-INJECTION_PATTERNS: dict[str, re.Pattern[str]] = {
-    name: re.compile(pattern, re.IGNORECASE)
-    for name, pattern in {
-        "ignore_instructions": r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+)?(?:of\s+)?"
-        r"(?:the\s+|your\s+|these\s+|those\s+)?(?:previous\s+|prior\s+|above\s+|earlier\s+|grading\s+)?"
-        r"(?:rubric|instructions?|criteria|criterion|rules|prompt|grading|(?:grading|scoring)\s+guidelines)\b",
-        "previous_instructions": r"\b(?:previous|prior|above|earlier)\s+instructions\b",
-        "give_top_grade": r"\bgive\s+(?:" + _OBJECT + r"\s+)?(?:a\s+)?(?:5|five)\b" + _UNITS,
-        "give_full_marks": r"\b(?:give|assign|award)\s+(?:" + _OBJECT + r"\s+)?(?:a\s+|the\s+)?"
-        r"(?:full\s+marks|perfect\s+(?:score|grade|rating)|(?:maximum|highest|top|max)\s+(?:score|grade|rating|marks?))",
-        "grade_me": r"\b(?:grade|score|rate|mark)\s+"
-        + _OBJECT
-        + r"\s+(?:as\s+|a\s+|at\s+|with\s+)?(?:5|five)\b",
-        "you_are_the_judge": r"\byou\s+are\s+(?:now\s+)?(?:the|a|an)\s+" + _GRADER + r"\b",
-        "addresses_the_grader": r"\b(?:dear|attention|note\s+to\s+(?:the\s+)?|hey|to\s+the)\s*"
-        r"(?:llm\s+)?(?:judge|grader|evaluator|assessor|rater)s?\b",
-        "grader_must": r"\b(?:judge|grader|evaluator|rater)s?\b[^.\n]{0,30}\b(?:must|should|shall|will)\s+"
-        r"(?:give|assign|award|rate|score|grade|output|answer|respond|mark)\b",
-        "system_prompt": r"\bsystem\s+prompt\b",
-        "new_instructions": r"\b(?:new|updated)\s+instructions?\s*:",
-        "forged_verdict": r"[\"'](?:grade|criteria_met|equivalent|injection)[\"']\s*:",
-        "mark_all_met": r"\bmark\s+(?:all|every|each)\s+(?:the\s+)?(?:criteria|criterion|items?)\b",
-    }.items()
-}
-
-
-def injection_matches(text: str) -> list[str]:
-    """The names of the injection patterns found in ``text`` (deterministic, in pattern order)."""
-    flat = " ".join(text.split())
-    return [name for name, pattern in INJECTION_PATTERNS.items() if pattern.search(flat)]
 
 
 def response_text(output: SystemOutput) -> str:
@@ -98,6 +67,18 @@ def case_context(ctx: ScoringContext) -> str:
     if inp.data.get("patient") is not None:
         parts.append("Patient: " + json.dumps(inp.data["patient"], ensure_ascii=False, sort_keys=True))
     return "\n\n".join(parts)
+
+
+def injection_note(hits: Sequence[Mapping[str, str]], judge: bool | None) -> str:
+    """The explanation's words for a flagged case ('' when nothing was flagged)."""
+    notes = []
+    for where, who in (("response", "the output"), ("case", "the case text")):
+        found = [h["pattern"] for h in hits if h["where"] == where]
+        if found:
+            notes.append(f"{who} addresses the grader ({', '.join(found)})")
+    if judge:
+        notes.append("the judge reported an injection attempt")
+    return "".join(f"; {n}" for n in notes)
 
 
 def majority_grade(grades: Sequence[int]) -> int | None:
@@ -219,12 +200,19 @@ class JudgeDimensionsScorer:
             "prompt_hash": next((d.prompt_hash for d in decisions if d is not None), None),
             "model": next((d.model for d in decisions if d is not None), None),
             "cached": [d is not None and d.cached for d in decisions],
+            "injection": [None if d is None else d.injection for d in decisions],
         }
 
     def __call__(self, ctx: ScoringContext) -> Score:
         response = response_text(ctx.output)
-        matches = injection_matches(response)
-        flags: dict[str, Any] = {"injection_flagged": bool(matches), "injection_matches": matches}
+        hits = injection_hits({"case": case_context(ctx), "response": response})
+        matches = list(dict.fromkeys(h["pattern"] for h in hits))
+        flags: dict[str, Any] = {
+            "injection_flagged": bool(hits),
+            "injection_matches": matches,
+            "injection_hits": hits,
+            "injection_judge": None,
+        }
         if ctx.output.failed:
             return Score(value=math.nan, label="failed", explanation="the system failed", breakdown=flags)
         if not response.strip():
@@ -235,13 +223,15 @@ class JudgeDimensionsScorer:
                 value=math.nan, label="no_judge", explanation="the task has no judge", breakdown=flags
             )
         dims = {r.data["dimension"]: self._dimension(r, judgments) for r in self._requests(ctx)}
+        said = [f for d in dims.values() for f in d["injection"] if f is not None]
+        flags["injection_judge"] = True if True in said else False if said else None
+        flags["injection_flagged"] = bool(hits) or flags["injection_judge"] is True
         grades = {d: v["grade"] for d, v in dims.items()}
         graded = sum(1 for g in grades.values() if g is not None)
         label = "graded" if graded == len(dims) else "partially_graded" if graded else "ungraded"
         shown = ", ".join(f"{d} {g if g is not None else '-'}" for d, g in grades.items())
         explanation = f"grades (1-5, majority of {self.options.samples}): {shown}"
-        if matches:
-            explanation += f"; the output addresses the grader ({', '.join(matches)})"
+        explanation += injection_note(hits, flags["injection_judge"])
         breakdown = {**flags, "grades": grades, "dimensions": dims, "tier": self.tier}
         return Score(value=graded / len(dims), label=label, explanation=explanation, breakdown=breakdown)
 

@@ -51,7 +51,8 @@ from clineval.core.score import Score
 from clineval.core.specs import canonical_json
 from clineval.metrics.basic import LabelRate
 from clineval.metrics.intervals import bootstrap_interval
-from clineval.scoring.judge_dimensions import injection_matches, response_text
+from clineval.scoring.injection import injection_hits
+from clineval.scoring.judge_dimensions import response_text
 
 PROMPT = "rubric_item_v1"
 REFERENCE_PROMPT = "rubric_healthbench_reference_v1"
@@ -247,7 +248,8 @@ class RubricScorer:
 
     def __call__(self, ctx: ScoringContext) -> Score:
         response = response_text(ctx.output)
-        flags = {"injection_flagged": bool(injection_matches(response)), "tier": self.tier}
+        hits = injection_hits({"case": ctx.case.input.question or "", "response": response})
+        flags: dict[str, Any] = {"injection_flagged": bool(hits), "injection_hits": hits, "tier": self.tier}
         items = self.items(ctx)
         if not items:
             return Score(value=math.nan, label="unscorable", explanation="no rubric items", breakdown=flags)
