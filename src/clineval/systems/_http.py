@@ -2,7 +2,10 @@
 
 A system makes one attempt per call; this module only classifies what went wrong so the runner can decide
 whether to retry (429, 5xx, 408, connection errors) or record a terminal failure (other 4xx, bad body).
-Secrets (resolved header values, API keys) are redacted from every message built here.
+Secrets (resolved header values, API keys) are redacted from every message built here, and redacted before
+a message is cut to length: cutting first left a key that straddled the cut unmatched (37 of 38 characters
+reached the store). Any run of 6+ characters of a secret is masked, so a fragment of a key cut at any
+boundary shows at most 5 of its characters.
 """
 
 from __future__ import annotations
@@ -21,7 +24,10 @@ import aiohttp
 from clineval.core.errors import RetryableCallError, SystemCallError
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_MAX_MESSAGE = 300
+_MAX_MESSAGE = 300  # characters of a server's error message kept
+_MAX_SNIPPET = 120  # characters of a body that is not JSON kept
+FRAGMENT = 6  # the shortest run of a secret's characters that is masked
+_SCHEMES = frozenset({"bearer", "basic", "token", "bot", "digest", "apikey", "api-key"})  # not secret
 
 
 def parse_retry_after(value: str | None, *, now: datetime | None = None) -> float | None:
@@ -72,34 +78,72 @@ def resolve_headers(templates: Mapping[str, str]) -> tuple[dict[str, str], list[
     return headers, secrets
 
 
-def redact(text: str, secrets: Iterable[str]) -> str:
+def _fragments(secrets: Iterable[str]) -> set[str]:
+    """Every FRAGMENT-character run of every secret (``Bearer KEY``: of KEY; the scheme is no secret)."""
+    grams: set[str] = set()
     for secret in secrets:
+        for part in secret.split():
+            if part.lower() not in _SCHEMES:
+                grams.update(part[i : i + FRAGMENT] for i in range(len(part) - FRAGMENT + 1))
+    return grams
+
+
+def redact(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with each secret, and each run of FRAGMENT+ characters of one, replaced by ``***``."""
+    secrets = [s for s in secrets if s]
+    for secret in sorted(set(secrets), key=len, reverse=True):
         if len(secret) >= 4:
             text = text.replace(secret, "***")
-    return text
+    grams = _fragments(secrets)
+    if not grams:
+        return text
+    masked = bytearray(len(text))
+    for i in range(len(text) - FRAGMENT + 1):
+        if text[i : i + FRAGMENT] in grams:
+            masked[i : i + FRAGMENT] = b"\x01" * FRAGMENT
+    if not any(masked):
+        return text
+    out: list[str] = []
+    for i, char in enumerate(text):
+        if not masked[i]:
+            out.append(char)
+        elif i == 0 or not masked[i - 1]:
+            out.append("***")
+    return "".join(out)
 
 
-def _error_detail(body: bytes) -> str:
-    """The server's own error message if the body is OpenAI-style JSON, else the start of the body."""
+def redact_clip(text: str, limit: int, secrets: Iterable[str]) -> str:
+    """Redact, then cut to ``limit`` characters. Only a prefix long enough to hold whatever can move into
+    the first ``limit`` characters is redacted (a body may be megabytes); a secret straddling that prefix's
+    end keeps at most FRAGMENT-1 characters, all a cut anywhere can leave."""
+    secrets = list(secrets)
+    margin = max((len(s) for s in secrets), default=0) * 2 + FRAGMENT
+    return redact(text[: limit + margin], secrets)[:limit]
+
+
+def _error_detail(body: bytes, secrets: Iterable[str] = ()) -> str:
+    """The server's own error message if the body is OpenAI-style JSON, else the start of the body;
+    redacted, then cut."""
     text = body.decode("utf-8", errors="replace")
     try:
         data = json.loads(text)
     except ValueError:
-        return text[:_MAX_MESSAGE]
+        return redact_clip(text, _MAX_MESSAGE, secrets)
     if isinstance(data, dict):
         err = data.get("error", data.get("detail", data.get("message")))
         if isinstance(err, dict) and "message" in err:
             err = err["message"]
         if err is not None:
-            return str(err)[:_MAX_MESSAGE]
-    return text[:_MAX_MESSAGE]
+            return redact_clip(str(err), _MAX_MESSAGE, secrets)
+    return redact_clip(text, _MAX_MESSAGE, secrets)
 
 
 def status_error(
     status: int, body: bytes, headers: Mapping[str, str], secrets: Iterable[str]
 ) -> SystemCallError:
     """429, 408 and 5xx may pass (retryable, with the server's Retry-After); other statuses are terminal."""
-    message = redact(f"HTTP {status}: {_error_detail(body)}", secrets)
+    secrets = list(secrets)
+    message = redact(f"HTTP {status}: {_error_detail(body, secrets)}", secrets)
     kind = f"http_{status}"
     if status in (408, 429) or status >= 500:
         return RetryableCallError(kind, message, status=status, retry_after=retry_after_from(headers))
@@ -154,7 +198,8 @@ class JsonHttpClient:
         try:
             return json.loads(body)
         except (ValueError, UnicodeDecodeError):
-            snippet = redact(body[:120].decode("utf-8", errors="replace"), secrets)
+            head = body[: 4 * (_MAX_SNIPPET + 2 * max(map(len, secrets), default=0) + FRAGMENT)]
+            snippet = redact_clip(head.decode("utf-8", errors="replace"), _MAX_SNIPPET, secrets)
             raise SystemCallError(
                 "malformed_response", f"response body is not JSON: {snippet!r}", status=status
             ) from None
