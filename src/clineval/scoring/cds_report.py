@@ -2,8 +2,9 @@
 
 A report is not a letter. Where the correct answer should appear depends on what the question asks
 (``question_type``, see ``clineval.text.question_types``); the report's sections are searched in this
-order and the first section holding an item that matches the answer text (``clineval.text.matching``,
-``fuzzy_match`` rules: containment, all content tokens, token recall >= threshold) is recorded:
+order and the first section holding an item that names the correct option (``clineval.text.matching``,
+``fuzzy_match`` rules: containment, all content tokens, token recall >= threshold; with the case's options,
+an item names the option it matches best, see below) is recorded:
 
 - diagnostic: differential -> full text
 - treatment: next steps -> recommendations -> reasoning -> full text
@@ -13,10 +14,22 @@ order and the first section holding an item that matches the answer text (``clin
 
 Per case ``breakdown``: ``question_type``, ``match_location`` (section or None), ``match_rank`` (1-based
 rank in that section; None for full text), ``match_rule``, ``top1`` / ``top3`` (answer at rank 1 / <= 3 of
-the type's first section), ``mentioned`` (anywhere, full text included) and, for diagnostic questions,
-``in_differential``. ``value`` = 1 when the answer is in one of the type's sections (not only somewhere
-in the text). Labels: ``top1``, ``top3``, ``ranked``, ``other_section``, ``mentioned_only``, ``missed``,
-``failed``, ``no_reference``.
+the type's first section, and chosen), ``mentioned`` (anywhere, full text included), ``ambiguous`` and, for
+diagnostic questions, ``in_differential`` (anywhere in the differential).
+
+**Several options named** (``clineval.scoring.cds_options``): the type's sections, read in order as one
+ranked list, are the *location*; the report's choice is the first option named there. When the correct
+option is in the location but is not that choice (another option is named before it, or the same item
+names two options), the case is ``ambiguous``: value 0, not top-1/top-3, with ``other_options`` (the
+other options named in the location up to the correct one's section, or in all of it when the correct
+one is not there, each with section and rank) and ``first_named`` in the breakdown. A report listing
+every option is therefore right only when it lists the correct one first. An item that fuzzy-matches the
+correct option's text but names another option better ("Histrionic personality disorder" for
+"Borderline personality disorder") does not locate the correct option. ``value`` = 1
+when the answer is in the location and chosen (not merely somewhere in the text). ``in_differential`` and
+``mentioned`` stay "is it there at all" (a list-all report maximises them; read them with
+``ambiguous_rate``). Labels: ``top1``, ``top3``, ``ranked``, ``other_section``, ``ambiguous``,
+``mentioned_only``, ``missed``, ``failed``, ``no_reference``.
 """
 
 from __future__ import annotations
@@ -30,6 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from clineval.core import Case, Metric, Score, ScoringContext, StructuredOutput, SystemOutput
 from clineval.metrics.basic import Accuracy, LabelRate
 from clineval.metrics.breakdown import BreakdownRate
+from clineval.scoring.cds_options import chosen, correct_letter, named_in, others
 from clineval.text.matching import PreparedText, explain_match, prepare
 from clineval.text.question_types import classify_question
 
@@ -100,6 +114,7 @@ class CdsReportScorer:
             BreakdownRate("top3", name="top3_accuracy"),
             BreakdownRate("mentioned", name="mentioned_rate"),
             BreakdownRate("in_differential", name="in_differential_rate"),
+            BreakdownRate("ambiguous", name="ambiguous_rate"),
             LabelRate("failed", name="report_failed_rate"),
         )
 
@@ -144,6 +159,7 @@ class CdsReportScorer:
                 "top3": False,
                 "mentioned": False,
                 "in_differential": False if diagnostic else None,
+                "ambiguous": False,
             }
             return Score(
                 value=0.0,
@@ -157,18 +173,27 @@ class CdsReportScorer:
                     "error": error.kind if error else None,
                 },
             )
-        found = self._find(report_sections(ctx.output), order, target)
+        sections = report_sections(ctx.output)
+        letter = correct_letter(ctx.case, target) if len(ctx.case.input.options) >= 2 else None
+        if letter is None:  # nothing to tell apart: the first fuzzy match of the answer text
+            found, choice = self._find(sections, order, target), {"ambiguous": None}
+        else:
+            found, choice = self._find_option(sections, order, target, letter, ctx.case.input.options)
         where, rank = found["match_location"], found["match_rank"]
-        primary = where == order[0]
+        in_section = where is not None and where != FULL_TEXT
+        ambiguous = bool(in_section and choice.pop("chosen", True) is False)
+        primary = where == order[0] and not ambiguous
         facts = {
             "top1": primary and rank == 1,
             "top3": primary and rank is not None and rank <= 3,
             "mentioned": where is not None,
             "in_differential": (where == "differential") if diagnostic else None,
+            "ambiguous": ambiguous if letter is not None else None,
         }
-        in_section = where is not None and where != FULL_TEXT
         label = (
-            "top1"
+            "ambiguous"
+            if ambiguous
+            else "top1"
             if facts["top1"]
             else "top3"
             if facts["top3"]
@@ -180,7 +205,39 @@ class CdsReportScorer:
             if where
             else "missed"
         )
-        return Score(value=1.0 if in_section else 0.0, label=label, breakdown={**base, **facts, **found})
+        value = 1.0 if in_section and not ambiguous else 0.0
+        return Score(value=value, label=label, breakdown={**base, **choice, **facts, **found})
+
+    def _find_option(
+        self,
+        sections: Mapping[str, list[str]],
+        order: list[str],
+        target: str,
+        letter: str,
+        options: Mapping[str, str],
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The first item of the location that names the correct option (else the full text, by fuzzy
+        match), and the report's choice there (see ``clineval.scoring.cds_options``)."""
+        named = named_in(sections, order, options, self.options.threshold, until=letter)
+        hit = next((n for n in named if letter in n.letters), None)
+        if hit is None:
+            found = self._find(sections, [], target)
+        else:
+            text = sections[hit.section][hit.rank - 1]
+            result = explain_match(text, target, self.options.threshold)
+            found = {
+                "match_location": hit.section,
+                "match_rank": hit.rank,
+                "match_rule": result.rule or "named",
+                "match_score": round(result.score, 4),
+                "matched_text": text[:200],
+            }
+        choice = {
+            "chosen": chosen(named, letter),
+            "first_named": list(named[0].letters) if named else [],
+            "other_options": others(named, letter),
+        }
+        return found, choice
 
 
 def make_cds_report_scorer(options: Mapping[str, Any]) -> CdsReportScorer:

@@ -7,7 +7,12 @@ vignette, the ranking reused as differential, next steps and workup, plus a one-
 The baseline is a stand-in for a real pipeline (it has no medical knowledge), so that examples and tests
 exercise the whole path: HTTP, report parsing, type-aware scoring, the MCQ selection step.
 
-    python -m clineval.testing.cds_pipeline --port 8001 [--reports reports.json] [--latency 0.05]
+``--list-all`` (``list_all=True``) is the gaming stand-in: every section lists every option (in the same
+word-overlap order), the report a system would return to be "right" wherever the answer is looked for.
+Type-aware scoring must not reward it (see ``clineval.scoring.cds_report``: several options named where
+the answer belongs is ``ambiguous`` unless the correct one comes first).
+
+    python -m clineval.testing.cds_pipeline --port 8001 [--reports reports.json] [--latency 0.05] [--list-all]
 """
 
 from __future__ import annotations
@@ -55,10 +60,27 @@ def baseline_report(question: str, options: Mapping[str, str]) -> dict[str, Any]
     }
 
 
+def list_all_report(question: str, options: Mapping[str, str]) -> dict[str, Any]:
+    """Every option in every section, ranked as the baseline ranks them (a report that never chooses)."""
+    ranked = [d["diagnosis"] for d in baseline_report(question, options)["differential"]]
+    return {
+        "differential": [{"diagnosis": text} for text in ranked],
+        "next_steps": ranked,
+        "recommendations": ranked,
+        "recommended_workup": ranked,
+        "reasoning_chain": [f"Consider {text}." for text in ranked],
+        "sources": [{"title": "list-all-options stand-in (no medical knowledge)"}],
+        "conflicts": [],
+    }
+
+
 class PipelineServer:
-    def __init__(self, reports: Mapping[str, Any] | None = None, latency_s: float = 0.0) -> None:
+    def __init__(
+        self, reports: Mapping[str, Any] | None = None, latency_s: float = 0.0, list_all: bool = False
+    ) -> None:
         self.reports = dict(reports or {})
         self.latency_s = latency_s
+        self.build = list_all_report if list_all else baseline_report
         self.calls: Counter[str] = Counter()
         self.app = web.Application()
         self.app.router.add_post("/predict", self._predict)
@@ -74,16 +96,16 @@ class PipelineServer:
             await asyncio.sleep(self.latency_s)
         report = self.reports.get(case_id)
         if report is None:
-            report = baseline_report(str(case_input.get("question") or ""), case_input.get("options") or {})
+            report = self.build(str(case_input.get("question") or ""), case_input.get("options") or {})
         return web.json_response({"id": case_id, "output": report})
 
 
 @contextmanager
 def running_pipeline(
-    reports: Mapping[str, Any] | None = None, latency_s: float = 0.0
+    reports: Mapping[str, Any] | None = None, latency_s: float = 0.0, *, list_all: bool = False
 ) -> Iterator[tuple[str, PipelineServer]]:
     """Serve from a background thread; yields the /predict URL and the server (``calls`` per case id)."""
-    server = PipelineServer(reports, latency_s)
+    server = PipelineServer(reports, latency_s, list_all)
     with serving_in_thread(server.app, "clineval-cds-pipeline") as port:
         yield f"http://{HOST}:{port}/predict", server
 
@@ -95,9 +117,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=8001, help="0 = a free port (printed as 'PORT <n>')")
     parser.add_argument("--reports", type=Path, help="JSON object: case id -> CDS report")
     parser.add_argument("--latency", type=float, default=0.0)
+    parser.add_argument(
+        "--list-all", action="store_true", help="every option in every section (gaming check)"
+    )
     args = parser.parse_args(argv)
     reports = json.loads(args.reports.read_text(encoding="utf-8")) if args.reports else None
-    asyncio.run(serve_until_signal(PipelineServer(reports, args.latency).app, args.port))
+    server = PipelineServer(reports, args.latency, args.list_all)
+    asyncio.run(serve_until_signal(server.app, args.port))
 
 
 if __name__ == "__main__":

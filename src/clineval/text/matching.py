@@ -234,6 +234,21 @@ def explain_match(
     return _explain(prepare(candidate), prepare(target), threshold, graded=True)
 
 
+def names_phrase(candidate: str | PreparedText, target: str | PreparedText) -> bool:
+    """Does the candidate contain the target's whole normalised phrase (as written or expanded)? Unlike
+    rule 1 this is one way only: "Start clopidogrel" names "clopidogrel", "PTH" does not name "Low PTH"."""
+    cand, tgt = prepare(candidate), prepare(target)
+    return tgt.has_content and any(t in c for t in tgt.forms for c in cand.forms)
+
+
+def check_match(
+    candidate: str | PreparedText, target: str | PreparedText, threshold: float = 0.6
+) -> MatchResult:
+    """``explain_match`` without the typo-tolerant graded score (``score`` is then the plain recall):
+    cheaper, for deciding and comparing matches by recall (which of several options an item names)."""
+    return _explain(prepare(candidate), prepare(target), threshold, graded=False)
+
+
 def fuzzy_match(candidate: str | PreparedText, target: str | PreparedText, threshold: float = 0.6) -> bool:
     """True if ``candidate`` names ``target``: containment, else all target tokens, else token recall."""
     return _explain(prepare(candidate), prepare(target), threshold, graded=False).matched
