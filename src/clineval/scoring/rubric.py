@@ -60,7 +60,6 @@ REFERENCE_PROMPT = "rubric_healthbench_reference_v1"
 # system_message=OPENAI_SYSTEM_MESSAGE_API, max_tokens=2048) with its default temperature 0.5; the system
 # message is the template's system block, so a judge ``system_prompt`` must not replace it.
 REFERENCE_SETTINGS: dict[str, Any] = {"temperature": 0.5, "max_tokens": 2048, "system_prompt": None}
-UNANSWERED = ("failed", "empty")
 
 
 def rubric_score(items: Sequence[Mapping[str, Any]], met: Sequence[bool]) -> float | None:
