@@ -1,17 +1,23 @@
-"""What a run records about where it came from: versions, spec hashes, sampling, platform."""
+"""What a run records about where it came from: versions, spec hashes, sampling, platform.
+
+Packaged data is hashed only when the suite uses it (the question-type rules: by the ``question_type``
+annotator or the ``cds_report`` scorer), from the file's bytes, cached by (path, mtime, size): provenance
+never parses a rules file (that cost half a second on every run).
+"""
 
 from __future__ import annotations
 
+import hashlib
 import platform
 import sys
-from importlib import metadata
+from importlib import metadata, resources
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
 from clineval.core import SuiteSpec
-from clineval.text import ABBREVIATIONS_SHA256, ABBREVIATIONS_VERSION
-from clineval.text.question_rules import rules_sha256
+from clineval.text.abbreviations import ABBREVIATIONS_SHA256, ABBREVIATIONS_VERSION
 
 _PACKAGES = ("clineval", "pydantic", "aiohttp", "SQLAlchemy", "scipy", "numpy", "rapidfuzz", "PyStemmer")
 
@@ -23,12 +29,41 @@ def _version(name: str) -> str | None:
         return None
 
 
-def vocabularies() -> dict[str, str]:
-    """Hashes of the packaged data that matching and classification depend on."""
-    return {
-        "abbreviations": f"v{ABBREVIATIONS_VERSION}:{ABBREVIATIONS_SHA256}",
-        "question_type_rules": rules_sha256(),
-    }
+# Components (kind, type) that classify questions with the packaged question-type rules.
+_USES_QUESTION_RULES = {("annotator", "question_type"), ("scorer", "cds_report")}
+_HASHES: dict[tuple[str, int, int], str] = {}
+
+
+def file_sha256(path: Path) -> str:
+    """sha256 (hex) of a file's bytes, remembered per (path, mtime, size) for the life of the process."""
+    stat = path.stat()
+    key = (str(path), stat.st_mtime_ns, stat.st_size)
+    if key not in _HASHES:
+        _HASHES[key] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return _HASHES[key]
+
+
+def _packaged_rules_sha256() -> str:
+    ref = resources.files("clineval.text").joinpath("data", "question_type_rules.yaml")
+    if isinstance(ref, Path):
+        return file_sha256(ref)
+    return hashlib.sha256(ref.read_bytes()).hexdigest()  # a zipped install: no mtime to key a cache on
+
+
+def uses_question_rules(spec: SuiteSpec) -> bool:
+    """Whether any task classifies questions (and so depends on the packaged question-type rules)."""
+    parts = [("annotator", a.type) for t in spec.tasks for a in t.annotators]
+    parts += [("scorer", s.type) for t in spec.tasks for s in t.scorers]
+    return not _USES_QUESTION_RULES.isdisjoint(parts)
+
+
+def vocabularies(spec: SuiteSpec | None = None) -> dict[str, str]:
+    """Hashes of the packaged data that matching and classification depend on (for ``spec``: only what
+    its tasks use; ``None``: all of it)."""
+    found = {"abbreviations": f"v{ABBREVIATIONS_VERSION}:{ABBREVIATIONS_SHA256}"}
+    if spec is None or uses_question_rules(spec):
+        found["question_type_rules"] = _packaged_rules_sha256()
+    return found
 
 
 def effective_options(scorer: object) -> dict[str, Any]:
@@ -65,7 +100,7 @@ def provenance(
             }
             for t in spec.tasks
         },
-        "vocabularies": vocabularies(),
+        "vocabularies": vocabularies(spec),
         "versions": {name: _version(name) for name in _PACKAGES},
         "python": sys.version.split()[0],
         "platform": platform.platform(),

@@ -28,14 +28,28 @@ E-mail: plain text (UTF-8, quoted-printable); ``Subject: {subject_prefix} {title
 
 Secrets: the SMTP password comes from the environment variable named by ``password_env`` at send time; a
 webhook URL is shown only as ``scheme://host/…``. Neither appears in outcomes, logs or errors.
+
+Names are imported lazily on first use (``clineval.core.lazy``), so importing the package is cheap.
 """
 
 from __future__ import annotations
 
-from clineval.alerts.config import AlertConfig, SmtpConfig, load_alert_config, mask_url
-from clineval.alerts.deliver import AlertOutcome, ChannelOutcome, send_alert, send_alert_async
-from clineval.alerts.model import KINDS, Alert, AlertKind, AlertRow, alert_from_gate
-from clineval.alerts.render import MAX_ROWS, email_body, email_message, escape_mrkdwn, row_line, slack_payload
+from typing import TYPE_CHECKING
+
+from clineval.core.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from clineval.alerts.config import AlertConfig, SmtpConfig, load_alert_config, mask_url
+    from clineval.alerts.deliver import AlertOutcome, ChannelOutcome, send_alert, send_alert_async
+    from clineval.alerts.model import KINDS, Alert, AlertKind, AlertRow, alert_from_gate
+    from clineval.alerts.render import (
+        MAX_ROWS,
+        email_body,
+        email_message,
+        escape_mrkdwn,
+        row_line,
+        slack_payload,
+    )
 
 __all__ = [
     "KINDS",
@@ -58,3 +72,20 @@ __all__ = [
     "send_alert_async",
     "slack_payload",
 ]
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "clineval.alerts.config": ("AlertConfig", "SmtpConfig", "load_alert_config", "mask_url"),
+        "clineval.alerts.deliver": ("AlertOutcome", "ChannelOutcome", "send_alert", "send_alert_async"),
+        "clineval.alerts.model": ("Alert", "AlertKind", "AlertRow", "KINDS", "alert_from_gate"),
+        "clineval.alerts.render": (
+            "MAX_ROWS",
+            "email_body",
+            "email_message",
+            "escape_mrkdwn",
+            "row_line",
+            "slack_payload",
+        ),
+    },
+)

@@ -25,7 +25,9 @@ from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.stats import binomtest, wilcoxon
+
+# scipy.stats is imported inside the two tests that need it: it costs about a second at start-up, and
+# `clineval --help`, `clineval runs` and a plain run import this module through the gate.
 
 Values = Sequence[float] | NDArray[np.float64]  # per-case values, one run
 
@@ -79,7 +81,11 @@ def mcnemar_exact_values(a: Values, b: Values) -> tuple[int, int, float]:
     a_only = int(np.count_nonzero(xa > xb))
     b_only = int(np.count_nonzero(xb > xa))
     discordant = a_only + b_only
-    p = 1.0 if discordant == 0 else float(binomtest(min(a_only, b_only), discordant, 0.5).pvalue)
+    if discordant == 0:
+        return a_only, b_only, 1.0
+    from scipy.stats import binomtest
+
+    p = float(binomtest(min(a_only, b_only), discordant, 0.5).pvalue)
     return a_only, b_only, p
 
 
@@ -241,6 +247,8 @@ def wilcoxon_p(a: Values, b: Values) -> float:
         raise ValueError("no pairs to test")
     if not np.any(d != 0.0):
         return 1.0
+    from scipy.stats import wilcoxon
+
     return float(wilcoxon(d, zero_method="wilcox", alternative="two-sided").pvalue)
 
 

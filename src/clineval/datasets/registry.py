@@ -7,29 +7,20 @@ from pathlib import Path
 from typing import Any
 
 from clineval.core import LoadedDataset, Registry
-from clineval.datasets.ddxplus import load_ddxplus
-from clineval.datasets.generic import load_csv, load_jsonl
-from clineval.datasets.golden_set import load_golden_set
-from clineval.datasets.healthbench import load_healthbench
-from clineval.datasets.medmcqa import load_medmcqa
-from clineval.datasets.medqa import load_medqa
-from clineval.datasets.open_xddx import load_open_xddx
-from clineval.datasets.production import load_production_log
-from clineval.datasets.pubmedqa import load_pubmedqa
-from clineval.datasets.trec import load_retrieval_judgments, load_trec_qrels
 
 DatasetFactory = Callable[[Mapping[str, Any], Path], LoadedDataset]
 
+# Factories are named, not imported: a suite imports only the modules of the components it uses.
 DATASETS: Registry[DatasetFactory] = Registry("dataset format")
-DATASETS.add("medqa", load_medqa)
-DATASETS.add("medmcqa", load_medmcqa)
-DATASETS.add("pubmedqa", load_pubmedqa)
-DATASETS.add("jsonl", load_jsonl)
-DATASETS.add("csv", load_csv)
-DATASETS.add("open_xddx", load_open_xddx)
-DATASETS.add("ddxplus", load_ddxplus)
-DATASETS.add("trec_qrels", load_trec_qrels)
-DATASETS.add("retrieval_judgments", load_retrieval_judgments)
-DATASETS.add("healthbench", load_healthbench)
-DATASETS.add("golden_set", load_golden_set)
-DATASETS.add("production_log", load_production_log)
+DATASETS.add_lazy("medqa", "clineval.datasets.medqa:load_medqa")
+DATASETS.add_lazy("medmcqa", "clineval.datasets.medmcqa:load_medmcqa")
+DATASETS.add_lazy("pubmedqa", "clineval.datasets.pubmedqa:load_pubmedqa")
+DATASETS.add_lazy("jsonl", "clineval.datasets.generic:load_jsonl")
+DATASETS.add_lazy("csv", "clineval.datasets.generic:load_csv")
+DATASETS.add_lazy("open_xddx", "clineval.datasets.open_xddx:load_open_xddx")
+DATASETS.add_lazy("ddxplus", "clineval.datasets.ddxplus:load_ddxplus")
+DATASETS.add_lazy("trec_qrels", "clineval.datasets.trec:load_trec_qrels")
+DATASETS.add_lazy("retrieval_judgments", "clineval.datasets.trec:load_retrieval_judgments")
+DATASETS.add_lazy("healthbench", "clineval.datasets.healthbench:load_healthbench")
+DATASETS.add_lazy("golden_set", "clineval.datasets.golden_set:load_golden_set")
+DATASETS.add_lazy("production_log", "clineval.datasets.production:load_production_log")

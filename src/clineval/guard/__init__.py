@@ -12,24 +12,31 @@
 ``check`` never raises and does no I/O (scope terms and red flags are loaded at import or when a
 ``GuardConfig`` is built); it is fail-closed by default. A pure layer: imports only ``core`` and ``text``.
 See ``docs/tier1_checks.md``.
+
+Names are imported lazily on first use (``clineval.core.lazy``), so importing the package is cheap.
 """
 
-from clineval.guard.checks import (
-    CHECKS,
-    check,
-    citation_check,
-    contraindications_check,
-    escalation_check,
-    escalation_text,
-    latency_check,
-    parse,
-    schema_check,
-    scope_check,
-)
-from clineval.guard.config import CHECK_NAMES, DEFAULT_CONFIG, TOTAL, CheckResult, GuardConfig, Verdict
-from clineval.guard.red_flags import DEFAULT_RED_FLAGS, RedFlag, RedFlagHit, RedFlagSet
-from clineval.guard.scope import DEFAULT_SCOPE, DRUGS, Scope, drugs_named
-from clineval.guard.terms import TermIndex
+from typing import TYPE_CHECKING
+
+from clineval.core.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from clineval.guard.checks import (
+        CHECKS,
+        check,
+        citation_check,
+        contraindications_check,
+        escalation_check,
+        escalation_text,
+        latency_check,
+        parse,
+        schema_check,
+        scope_check,
+    )
+    from clineval.guard.config import CHECK_NAMES, DEFAULT_CONFIG, TOTAL, CheckResult, GuardConfig, Verdict
+    from clineval.guard.red_flags import DEFAULT_RED_FLAGS, RedFlag, RedFlagHit, RedFlagSet
+    from clineval.guard.scope import DEFAULT_SCOPE, DRUGS, Scope, drugs_named
+    from clineval.guard.terms import TermIndex
 
 __all__ = [
     "CHECKS",
@@ -58,3 +65,32 @@ __all__ = [
     "schema_check",
     "scope_check",
 ]
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "clineval.guard.checks": (
+            "CHECKS",
+            "check",
+            "citation_check",
+            "contraindications_check",
+            "escalation_check",
+            "escalation_text",
+            "latency_check",
+            "parse",
+            "schema_check",
+            "scope_check",
+        ),
+        "clineval.guard.config": (
+            "CHECK_NAMES",
+            "CheckResult",
+            "DEFAULT_CONFIG",
+            "GuardConfig",
+            "TOTAL",
+            "Verdict",
+        ),
+        "clineval.guard.red_flags": ("DEFAULT_RED_FLAGS", "RedFlag", "RedFlagHit", "RedFlagSet"),
+        "clineval.guard.scope": ("DEFAULT_SCOPE", "DRUGS", "Scope", "drugs_named"),
+        "clineval.guard.terms": ("TermIndex",),
+    },
+)

@@ -1,8 +1,16 @@
-"""clineval.metrics: aggregation of per-case scores (rates, intervals, strata, overall)."""
+"""clineval.metrics: aggregation of per-case scores (rates, intervals, strata, overall).
 
-from clineval.metrics.aggregate import MISSING_STRATUM, aggregate_task, overall_scores
-from clineval.metrics.basic import Accuracy, CiMethod, Count, LabelRate, MacroF1, scorable
-from clineval.metrics.intervals import bootstrap_interval, wilson_interval
+Names are imported lazily on first use (``clineval.core.lazy``), so importing the package is cheap.
+"""
+
+from typing import TYPE_CHECKING
+
+from clineval.core.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from clineval.metrics.aggregate import MISSING_STRATUM, aggregate_task, overall_scores
+    from clineval.metrics.basic import Accuracy, CiMethod, Count, LabelRate, MacroF1, scorable
+    from clineval.metrics.intervals import bootstrap_interval, wilson_interval
 
 __all__ = [
     "MISSING_STRATUM",
@@ -17,3 +25,12 @@ __all__ = [
     "scorable",
     "wilson_interval",
 ]
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "clineval.metrics.aggregate": ("MISSING_STRATUM", "aggregate_task", "overall_scores"),
+        "clineval.metrics.basic": ("Accuracy", "CiMethod", "Count", "LabelRate", "MacroF1", "scorable"),
+        "clineval.metrics.intervals": ("bootstrap_interval", "wilson_interval"),
+    },
+)

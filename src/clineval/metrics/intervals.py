@@ -7,9 +7,10 @@ With p = k/n and z the (1 + confidence)/2 quantile of the standard normal::
     half   = z / (1 + z²/n) * sqrt(p(1 - p)/n + z²/(4n²))
     interval = [centre - half, centre + half]
 
-Computed by ``scipy.stats.binomtest(k, n).proportion_ci(method="wilson")``; the tests check it against
-this formula by hand. Unlike the normal ("Wald") interval it stays inside [0, 1] and has sensible
-width at p = 0 or 1.
+Computed as ``scipy.stats.binomtest(k, n).proportion_ci(method="wilson")`` does (Newcombe's form, the
+bound at k = 0 or k = n exactly 0 or 1) with the standard library's normal quantile, so aggregating a run
+does not import scipy (a second of start-up); the tests check it against scipy and this formula by hand.
+Unlike the normal ("Wald") interval it stays inside [0, 1] and has sensible width at p = 0 or 1.
 
 Percentile bootstrap (Efron & Tibshirani 1993, ch. 13): resample the values with replacement
 ``n_resamples`` times, take the mean of each resample, and report the (1 - confidence)/2 and
@@ -21,9 +22,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from statistics import NormalDist
+from typing import TYPE_CHECKING
 
-import numpy as np
-from scipy.stats import binomtest
+if TYPE_CHECKING:
+    import numpy as np
 
 _CHUNK_CELLS = 1 << 22  # resample indices drawn per chunk (bounds memory for large n)
 
@@ -40,8 +43,12 @@ def wilson_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, fl
         raise ValueError(f"need 0 <= k <= n, got k={k!r}, n={n!r}")
     if n == 0:
         return (math.nan, math.nan)
-    ci = binomtest(k, n).proportion_ci(confidence_level=confidence, method="wilson")
-    return (float(ci.low), float(ci.high))
+    z = NormalDist().inv_cdf(0.5 + 0.5 * confidence)
+    p = k / n
+    denom = 2 * (n + z**2)
+    centre = (2 * n * p + z**2) / denom
+    delta = z / denom * math.sqrt(4 * n * p * (1 - p) + z**2)
+    return (0.0 if k == 0 else centre - delta, 1.0 if k == n else centre + delta)
 
 
 def bootstrap_interval(
@@ -52,6 +59,8 @@ def bootstrap_interval(
     confidence: float = 0.95,
 ) -> tuple[float, float]:
     """Percentile bootstrap interval of the mean of ``values``; (nan, nan) when there are none."""
+    import numpy as np  # here: a run with Wilson intervals only never imports numpy
+
     _check_confidence(confidence)
     if n_resamples < 1:
         raise ValueError(f"n_resamples must be >= 1, got {n_resamples!r}")

@@ -1,8 +1,16 @@
 """Scheduled evaluation pipelines (``clineval pipeline nightly|weekly CONFIG``), callable from any scheduler
-(cron, CI, the Airflow DAG in ``integrations/airflow``)."""
+(cron, CI, the Airflow DAG in ``integrations/airflow``).
 
-from clineval.pipelines.config import PipelineConfig, StepEntry, load_pipeline_config
-from clineval.pipelines.run import FloorCheck, PipelineResult, StepResult, run_pipeline
+Names are imported lazily on first use (``clineval.core.lazy``), so importing the package is cheap.
+"""
+
+from typing import TYPE_CHECKING
+
+from clineval.core.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from clineval.pipelines.config import PipelineConfig, StepEntry, load_pipeline_config
+    from clineval.pipelines.run import FloorCheck, PipelineResult, StepResult, run_pipeline
 
 __all__ = [
     "FloorCheck",
@@ -13,3 +21,11 @@ __all__ = [
     "load_pipeline_config",
     "run_pipeline",
 ]
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "clineval.pipelines.config": ("PipelineConfig", "StepEntry", "load_pipeline_config"),
+        "clineval.pipelines.run": ("FloorCheck", "PipelineResult", "StepResult", "run_pipeline"),
+    },
+)

@@ -1,11 +1,19 @@
-"""clineval.report: rendering only (console, JSON, Markdown, self-contained HTML); never computes a metric."""
+"""clineval.report: rendering only (console, JSON, Markdown, self-contained HTML); never computes a metric.
 
-from clineval.report.console import print_run_summary, print_runs_table
-from clineval.report.files import write_reports
-from clineval.report.html import render_html
-from clineval.report.json_report import build_report, report_json_text
-from clineval.report.markdown import render_markdown
-from clineval.report.results_jsonl import case_record, write_results_jsonl
+Names are imported lazily on first use (``clineval.core.lazy``), so importing the package is cheap.
+"""
+
+from typing import TYPE_CHECKING
+
+from clineval.core.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from clineval.report.console import print_run_summary, print_runs_table
+    from clineval.report.files import write_reports
+    from clineval.report.html import render_html
+    from clineval.report.json_report import build_report, report_json_text
+    from clineval.report.markdown import render_markdown
+    from clineval.report.results_jsonl import case_record, write_results_jsonl
 
 __all__ = [
     "build_report",
@@ -18,3 +26,15 @@ __all__ = [
     "write_reports",
     "write_results_jsonl",
 ]
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "clineval.report.console": ("print_run_summary", "print_runs_table"),
+        "clineval.report.files": ("write_reports",),
+        "clineval.report.html": ("render_html",),
+        "clineval.report.json_report": ("build_report", "report_json_text"),
+        "clineval.report.markdown": ("render_markdown",),
+        "clineval.report.results_jsonl": ("case_record", "write_results_jsonl"),
+    },
+)

@@ -11,44 +11,26 @@ from typing import Any
 
 from clineval.core.protocols import Scorer
 from clineval.core.registry import Registry
-from clineval.scoring.cds_report import make_cds_report_scorer
-from clineval.scoring.clinical_accuracy import make_clinical_accuracy_scorer
-from clineval.scoring.ddx import make_ddx_scorer
-from clineval.scoring.guidelines import make_guideline_scorer
-from clineval.scoring.judge_dimensions import make_judge_dimensions_scorer
-from clineval.scoring.mcq import make_mcq_scorer
-from clineval.scoring.mcq_selection import make_mcq_selection_scorer
-from clineval.scoring.process import make_process_scorer
-from clineval.scoring.reasoning import make_reasoning_quality_scorer
-from clineval.scoring.retrieval import make_guideline_citation_scorer, make_retrieval_scorer
-from clineval.scoring.rubric import make_rubric_scorer
-from clineval.scoring.structural import (
-    make_citation_grounding_scorer,
-    make_contraindications_scorer,
-    make_escalation_scorer,
-    make_latency_scorer,
-    make_schema_scorer,
-    make_scope_scorer,
-)
 
 ScorerFactory = Callable[[Mapping[str, Any]], Scorer]
 
+# Factories are named, not imported: a suite imports only the modules of the components it uses.
 SCORERS: Registry[ScorerFactory] = Registry("scorer")
-SCORERS.add("mcq", make_mcq_scorer)
-SCORERS.add("mcq_selection", make_mcq_selection_scorer)
-SCORERS.add("cds_report", make_cds_report_scorer)
-SCORERS.add("ddx", make_ddx_scorer)
-SCORERS.add("process", make_process_scorer)
-SCORERS.add("retrieval", make_retrieval_scorer)
-SCORERS.add("guideline_citation", make_guideline_citation_scorer)
-SCORERS.add("guideline_adherence", make_guideline_scorer)
-SCORERS.add("judge_dimensions", make_judge_dimensions_scorer)
-SCORERS.add("rubric", make_rubric_scorer)
-SCORERS.add("schema", make_schema_scorer)
-SCORERS.add("citation_grounding", make_citation_grounding_scorer)
-SCORERS.add("scope", make_scope_scorer)
-SCORERS.add("contraindications", make_contraindications_scorer)
-SCORERS.add("escalation", make_escalation_scorer)
-SCORERS.add("latency", make_latency_scorer)
-SCORERS.add("reasoning_quality", make_reasoning_quality_scorer)
-SCORERS.add("clinical_accuracy", make_clinical_accuracy_scorer)
+SCORERS.add_lazy("mcq", "clineval.scoring.mcq:make_mcq_scorer")
+SCORERS.add_lazy("mcq_selection", "clineval.scoring.mcq_selection:make_mcq_selection_scorer")
+SCORERS.add_lazy("cds_report", "clineval.scoring.cds_report:make_cds_report_scorer")
+SCORERS.add_lazy("ddx", "clineval.scoring.ddx:make_ddx_scorer")
+SCORERS.add_lazy("process", "clineval.scoring.process:make_process_scorer")
+SCORERS.add_lazy("retrieval", "clineval.scoring.retrieval:make_retrieval_scorer")
+SCORERS.add_lazy("guideline_citation", "clineval.scoring.retrieval:make_guideline_citation_scorer")
+SCORERS.add_lazy("guideline_adherence", "clineval.scoring.guidelines:make_guideline_scorer")
+SCORERS.add_lazy("judge_dimensions", "clineval.scoring.judge_dimensions:make_judge_dimensions_scorer")
+SCORERS.add_lazy("rubric", "clineval.scoring.rubric:make_rubric_scorer")
+SCORERS.add_lazy("schema", "clineval.scoring.structural:make_schema_scorer")
+SCORERS.add_lazy("citation_grounding", "clineval.scoring.structural:make_citation_grounding_scorer")
+SCORERS.add_lazy("scope", "clineval.scoring.structural:make_scope_scorer")
+SCORERS.add_lazy("contraindications", "clineval.scoring.structural:make_contraindications_scorer")
+SCORERS.add_lazy("escalation", "clineval.scoring.structural:make_escalation_scorer")
+SCORERS.add_lazy("latency", "clineval.scoring.structural:make_latency_scorer")
+SCORERS.add_lazy("reasoning_quality", "clineval.scoring.reasoning:make_reasoning_quality_scorer")
+SCORERS.add_lazy("clinical_accuracy", "clineval.scoring.clinical_accuracy:make_clinical_accuracy_scorer")

@@ -2,7 +2,8 @@
 
 ``upgrade(engine)`` is called whenever a :class:`~clineval.store.ResultStore` opens a database:
 
-- a database already at the head revision costs one ``SELECT`` on ``alembic_version``;
+- a database already at the head revision costs one query (``SELECT`` on ``alembic_version``, no schema
+  inspection);
 - an empty database gets every migration;
 - a database created before clineval used Alembic (it has ``runs`` but no ``alembic_version``) holds the
   schema of revision 0001: it is stamped 0001, then upgraded.
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection, Engine, inspect, text
+from sqlalchemy.exc import OperationalError, ProgrammingError
 
 from clineval.store.migrations import HEAD
 
@@ -81,11 +83,20 @@ def _migrate(conn: Connection) -> None:
     command.upgrade(config, "head")
 
 
+def _at_head(engine: Engine) -> bool:
+    """One query: whether the stored revision is the head (False also when ``alembic_version`` is missing,
+    which the locked path below then looks at properly)."""
+    with engine.connect() as conn:
+        try:
+            return bool(conn.execute(text("SELECT version_num FROM alembic_version")).scalar() == HEAD)
+        except (OperationalError, ProgrammingError):  # no such table (SQLite / PostgreSQL)
+            return False
+
+
 def upgrade(engine: Engine) -> str:
     """Migrate ``engine``'s database to the head revision (if needed) and return the revision."""
-    with engine.connect() as conn:
-        if current_revision(conn) == HEAD:
-            return HEAD
+    if _at_head(engine):
+        return HEAD
     with _file_lock(engine), engine.begin() as conn:
         _migrate(conn)
         return current_revision(conn) or HEAD

@@ -8,28 +8,21 @@ from typing import Any
 
 from clineval.core.protocols import System
 from clineval.core.registry import Registry
-from clineval.systems.ddxplus_differential import ddxplus_differential_system
-from clineval.systems.http_json import http_system
-from clineval.systems.lddx import lddx_system
-from clineval.systems.openai_chat import openai_system
-from clineval.systems.predictions import predictions_system
-from clineval.systems.python_callable import callable_system
-from clineval.systems.recorded import recorded_system
-from clineval.systems.trec_run import trec_run_system
 
 SystemFactory = Callable[[Mapping[str, Any], Path], System]
 """``(options, base_dir) -> System``: validates ``options`` (pydantic, extra="forbid"); paths are relative
 to ``base_dir``, the suite file's folder."""
 
+# Factories are named, not imported: a suite imports only the modules of the components it uses.
 SYSTEMS: Registry[SystemFactory] = Registry("system")
-SYSTEMS.add("predictions", predictions_system)
-SYSTEMS.add("callable", callable_system)
-SYSTEMS.add("http", http_system)
-SYSTEMS.add("openai", openai_system)
-SYSTEMS.add("lddx", lddx_system)
-SYSTEMS.add("ddxplus_differential", ddxplus_differential_system)
-SYSTEMS.add("trec_run", trec_run_system)
-SYSTEMS.add("recorded", recorded_system)
+SYSTEMS.add_lazy("predictions", "clineval.systems.predictions:predictions_system")
+SYSTEMS.add_lazy("callable", "clineval.systems.python_callable:callable_system")
+SYSTEMS.add_lazy("http", "clineval.systems.http_json:http_system")
+SYSTEMS.add_lazy("openai", "clineval.systems.openai_chat:openai_system")
+SYSTEMS.add_lazy("lddx", "clineval.systems.lddx:lddx_system")
+SYSTEMS.add_lazy("ddxplus_differential", "clineval.systems.ddxplus_differential:ddxplus_differential_system")
+SYSTEMS.add_lazy("trec_run", "clineval.systems.trec_run:trec_run_system")
+SYSTEMS.add_lazy("recorded", "clineval.systems.recorded:recorded_system")
 
 
 def build_system(type_: str, options: Mapping[str, Any], base_dir: Path) -> System:

@@ -2,10 +2,17 @@
 
 ``running_server`` lives in ``clineval.testing.openai_server``, which is not imported here so that
 ``python -m clineval.testing.openai_server`` runs cleanly.
+
+Names are imported lazily on first use (``clineval.core.lazy``), so importing the package is cheap.
 """
 
-from clineval.testing.process import ServerProcess, running_server_process, start_server_process
-from clineval.testing.script import Reply, Rule, Script, prompt_hash
+from typing import TYPE_CHECKING
+
+from clineval.core.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from clineval.testing.process import ServerProcess, running_server_process, start_server_process
+    from clineval.testing.script import Reply, Rule, Script, prompt_hash
 
 __all__ = [
     "Reply",
@@ -16,3 +23,11 @@ __all__ = [
     "running_server_process",
     "start_server_process",
 ]
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "clineval.testing.process": ("ServerProcess", "running_server_process", "start_server_process"),
+        "clineval.testing.script": ("Reply", "Rule", "Script", "prompt_hash"),
+    },
+)

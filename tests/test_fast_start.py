@@ -1,0 +1,168 @@
+"""Fast start: lazy package exports, lazy registries, provenance that hashes only what a suite uses, a
+one-query schema check, and a CLI whose import pulls in neither scipy nor jinja2 (timed by
+benchmarks/bench_cold_start.py).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import importlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from sqlalchemy import event
+
+import clineval
+from clineval import provenance
+from clineval.core import ComponentSpec, SuiteError, SuiteSpec, TaskSpec
+from clineval.datasets.registry import DATASETS
+from clineval.scoring.registry import SCORERS
+from clineval.store import ResultStore, make_engine
+from clineval.store.migrate import upgrade
+from clineval.store.migrations import HEAD
+from clineval.systems.registry import SYSTEMS
+
+SRC = Path(clineval.__file__).parent
+LAZY_PACKAGES = sorted(
+    ".".join(("clineval", *p.parent.relative_to(SRC).parts))
+    for p in SRC.rglob("__init__.py")
+    if "lazy_exports(" in p.read_text(encoding="utf-8")
+)
+
+
+def _static_imports(package: str) -> dict[str, str]:
+    """name -> defining module, from the package's ``if TYPE_CHECKING:`` block (what type checkers see)."""
+    path = Path(importlib.import_module(package).__file__ or "")
+    found: dict[str, str] = {}
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            for stmt in node.body:
+                assert isinstance(stmt, ast.ImportFrom) and stmt.module
+                for alias in stmt.names:
+                    found[alias.name] = stmt.module
+    return found
+
+
+def test_the_lazy_packages_are_the_public_ones() -> None:
+    assert {"clineval", "clineval.core", "clineval.report", "clineval.store", "clineval.text"} <= set(
+        LAZY_PACKAGES
+    )
+
+
+@pytest.mark.parametrize("package", LAZY_PACKAGES)
+def test_lazy_exports_are_the_statically_imported_objects(package: str) -> None:
+    module = importlib.import_module(package)
+    static = _static_imports(package)
+    names = set(module.__all__) - {"__version__"}
+    if static == {"*": "clineval.core"}:  # the top-level package re-exports the core
+        static = dict.fromkeys(importlib.import_module("clineval.core").__all__, "clineval.core")
+    assert set(static) == names, "the TYPE_CHECKING imports and __all__ differ"
+    for name in sorted(names):
+        assert getattr(module, name) is getattr(importlib.import_module(static[name]), name), name
+    assert names <= set(dir(module))
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
+        getattr(module, "no_such_name")  # noqa: B009 (the lazy __getattr__ is what is tested)
+
+
+def _run_python(code: str) -> str:
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout.strip()
+
+
+def test_a_lazy_name_imports_only_its_module() -> None:
+    out = _run_python(
+        "import sys\n"
+        "from clineval.core import UserInputError\n"
+        "from clineval.report import print_runs_table\n"
+        "heavy = ('clineval.core.case', 'clineval.report.html', 'jinja2')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))"
+    )
+    assert out == "[]"
+
+
+def test_every_registered_name_resolves_to_a_factory() -> None:
+    # the names as they were registered eagerly before the registries became lazy
+    assert SCORERS.names() == sorted(
+        "mcq mcq_selection cds_report ddx process retrieval guideline_citation guideline_adherence "
+        "judge_dimensions rubric schema citation_grounding scope contraindications escalation latency "
+        "reasoning_quality clinical_accuracy".split()
+    )
+    assert SYSTEMS.names() == sorted(
+        "predictions callable http openai lddx ddxplus_differential trec_run recorded".split()
+    )
+    assert DATASETS.names() == sorted(
+        "medqa medmcqa pubmedqa jsonl csv open_xddx ddxplus trec_qrels retrieval_judgments healthbench "
+        "golden_set production_log".split()
+    )
+    for registry in (SCORERS, SYSTEMS, DATASETS):
+        for name in registry.names():
+            factory = registry.get(name)
+            assert callable(factory) and registry.get(name) is factory, name
+
+
+def test_a_registry_imports_a_component_on_first_use_and_still_suggests() -> None:
+    out = _run_python(
+        "import sys\n"
+        "from clineval.scoring.registry import SCORERS\n"
+        "before = 'clineval.scoring.structural' in sys.modules\n"
+        "SCORERS.get('schema')\n"
+        "after = 'clineval.scoring.structural' in sys.modules\n"
+        "print(before, after, 'clineval.scoring.retrieval' in sys.modules)"
+    )
+    assert out == "False True False"
+    with pytest.raises(SuiteError, match="unknown scorer 'mqc'") as err:
+        SCORERS.get("mqc")
+    assert "did you mean 'mcq'?" in str(err.value)
+
+
+def _spec(scorers: list[str], annotators: list[str] = []) -> SuiteSpec:  # noqa: B006 (never mutated)
+    task = TaskSpec(
+        id="t",
+        dataset=ComponentSpec(type="medqa"),
+        system=ComponentSpec(type="predictions"),
+        scorers=[ComponentSpec(type=s) for s in scorers],
+        annotators=[ComponentSpec(type=a) for a in annotators],
+    )
+    return SuiteSpec(name="s", tasks=[task])
+
+
+def test_provenance_hashes_the_question_rules_only_when_a_task_classifies_questions() -> None:
+    rules = SRC / "text" / "data" / "question_type_rules.yaml"
+    expected = hashlib.sha256(rules.read_bytes()).hexdigest()
+    assert set(provenance.vocabularies(_spec(["mcq"]))) == {"abbreviations"}
+    assert provenance.vocabularies(_spec(["mcq", "cds_report"]))["question_type_rules"] == expected
+    assert provenance.vocabularies(_spec(["mcq"], ["question_type"]))["question_type_rules"] == expected
+    assert provenance.vocabularies()["question_type_rules"] == expected  # no suite: everything
+
+
+def test_file_hashes_are_cached_by_path_mtime_and_size(tmp_path: Path) -> None:
+    path = tmp_path / "rules.yaml"
+    path.write_bytes(b"version: 1\n")
+    first = provenance.file_sha256(path)
+    assert first == hashlib.sha256(b"version: 1\n").hexdigest()
+    stat = path.stat()
+    path.write_bytes(b"version: 2\n")  # same size; put the old mtime back: the cache cannot tell
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert provenance.file_sha256(path) == first
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))  # a new mtime: hashed again
+    assert provenance.file_sha256(path) == hashlib.sha256(b"version: 2\n").hexdigest()
+    path.write_bytes(b"version: 10\n")  # a new size
+    assert provenance.file_sha256(path) == hashlib.sha256(b"version: 10\n").hexdigest()
+
+
+def test_opening_a_store_at_the_head_revision_costs_one_query(store_url: str) -> None:
+    ResultStore(store_url).close()  # creates and migrates it
+    engine = make_engine(store_url)
+    statements: list[str] = []
+    event.listen(engine, "before_cursor_execute", lambda *args: statements.append(args[2]))
+    try:
+        assert upgrade(engine) == HEAD
+    finally:
+        engine.dispose()
+    assert statements == ["SELECT version_num FROM alembic_version"]
