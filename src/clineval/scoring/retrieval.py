@@ -4,7 +4,9 @@
 R@100``, ir_measures spelling) of the system's ranked ``StructuredOutput.retrieved`` against
 ``reference.data["qrels"] = {doc_id: grade}``. The measures are computed by ``ir_measures`` with its
 ``pytrec_eval`` provider, i.e. by trec_eval's own C code (Van Gysel & de Rijke 2018, pytrec_eval;
-MacAvaney et al. 2022, ir_measures), never by hand-written formulas:
+MacAvaney et al. 2022, ir_measures), never by hand-written formulas. Measure names (``nDCG@10``,
+``P(rel=2)@5``) are read by ``parse_measure`` below with the grammar of ir_measures' own parser, which
+cannot run on Python 3.14 (ir_measures 0.4.3 uses ``ast.Num``, removed there):
 
 - ``P@k = |rel ∩ top k| / k``; ``R@k = |rel ∩ top k| / |rel|``; ``Rprec = P@|rel|``;
   ``RR = 1 / rank of the first relevant doc`` (0 if none); ``AP = (1/|rel|) Σ_{d ∈ rel retrieved} P@rank(d)``;
@@ -28,6 +30,7 @@ retrieved docs when the output has no evidence table, have source_type ``guideli
 
 from __future__ import annotations
 
+import ast
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -45,10 +48,46 @@ DEFAULT_MEASURES = ("nDCG@10", "P@5", "Rprec", "RR", "AP", "R@100")
 _QUERY = "q"
 
 
+def _literal(node: ast.expr) -> Any:
+    """A parameter value: a number, string, True/False/None or a dict of them (what ir_measures accepts)."""
+    value = ast.literal_eval(node)
+    if value is not None and not isinstance(value, int | float | str | dict):
+        raise ValueError("values must be numbers, strings, True/False/None or {...}")
+    return value
+
+
+def _build_measure(name: str) -> Any:
+    """``Measure(k1=v1, k2=v2)@cutoff`` -> ``registry[Measure](k1=v1, k2=v2, <at-param>=cutoff)``: the
+    grammar of ``ir_measures.parse_measure``, read with Python's ``ast`` as it is on every version."""
+    node = ast.parse(name, mode="eval").body
+    params: dict[str, Any] = {}
+    at_value = None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+        at_value = _literal(node.right)
+        node = node.left
+    if isinstance(node, ast.Call):
+        if node.args or any(k.arg is None for k in node.keywords):
+            raise ValueError("parameters must be named: Measure(param=value)@cutoff")
+        params = {str(k.arg): _literal(k.value) for k in node.keywords}
+        node = node.func
+    if not isinstance(node, ast.Name):
+        raise ValueError("expected the form Measure(param=value)@cutoff")
+    measure = ir_measures.measures.registry.get(node.id)
+    if measure is None:
+        raise ValueError(f"measure not found: {node.id}")
+    if at_value is not None:
+        params[measure.AT_PARAM] = at_value
+    unknown = sorted(set(params) - set(measure.SUPPORTED_PARAMS))
+    if unknown:  # ir_measures would accept them and fail at evaluation
+        known = ", ".join(measure.SUPPORTED_PARAMS)
+        raise ValueError(f"{node.id} has no parameter {unknown[0]} (it has {known})")
+    return measure(**params)
+
+
 def parse_measure(name: str) -> Any:
     """An ir_measures measure from its name (``nDCG@10``); ValueError for an unknown name."""
     try:
-        return ir_measures.parse_measure(name)
+        return _build_measure(name)
     except (NameError, ValueError, SyntaxError, TypeError) as err:
         raise ValueError(
             f"unknown retrieval measure {name!r} ({err}); e.g. {', '.join(DEFAULT_MEASURES)}"
