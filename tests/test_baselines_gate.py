@@ -70,9 +70,16 @@ def test_promote_list_show_history_never_drifts(runs: tuple[str, dict[str, str]]
 
 def test_gate_passes_and_blocks_a_condition_regression(runs: tuple[str, dict[str, str]]) -> None:
     url, ids = runs
-    releases.promote_baseline(url, ids["baseline"], "main")
+    promoted = releases.promote_baseline(url, ids["baseline"], "main")
     same = gate(url, ids["same"], "main")
     assert same.passed and same.mode == "strict"
+    # gating: schema_pass_rate (tier 1), guideline_adherence (tier 3) overall and per condition; tracked:
+    # the per-rule adherence rates (tier 3, the rule's own rate)
+    task = promoted.snapshot["tasks"]["golden"]
+    rules = [k for k, v in task["scores"].items() if k.startswith("adherence_") and isinstance(v, float)]
+    assert same.n_gating == 2 + len(task["strata"]["condition"]) == 9
+    assert same.n_tracked == len(rules) > 0
+    assert {(r.role, r.direction) for r in same.rows if r.metric in rules} == {("track", "higher")}
     better = gate(url, ids["better"], "main")
     assert better.passed
     mixed = gate(url, ids["mixed"], "main")
@@ -89,6 +96,9 @@ def test_gate_passes_and_blocks_a_condition_regression(runs: tuple[str, dict[str
         ("main", 1, False, "strict")
     ]
     assert records[0].details["n_failed"] == 1
+    assert records[0].details["n_gating"] == 9 and records[0].details["n_tracked"] == mixed.n_tracked
+    copd = next(r for r in records[0].details["rows"] if r["stratum"] == "condition=copd")
+    assert (copd["role"], copd["direction"], copd["status"]) == ("gate", "higher", "fail")
 
 
 def test_statistical_mode_passes_noise_that_strict_mode_blocks(runs: tuple[str, dict[str, str]]) -> None:
@@ -166,7 +176,7 @@ def test_cli_exit_codes(runs: tuple[str, dict[str, str]], tmp_path: Path) -> Non
 
     ok = clineval("gate", ids["better"], "--baseline", "cli", "--tenant", "t1", *store, cwd=tmp_path)
     assert ok.returncode == 0, ok.stdout + ok.stderr
-    assert "PASS" in ok.stdout
+    assert "PASS: 9 gating metrics, none regressed; " in ok.stdout
     blocked = clineval("gate", ids["mixed"], "--baseline", "cli", "--tenant", "t1", *store, cwd=tmp_path)
     assert blocked.returncode == 1, blocked.stdout + blocked.stderr
     assert "condition=copd" in blocked.stdout and "REGRESSION" in blocked.stdout

@@ -79,6 +79,8 @@ def test_report_shows_the_failed_gate(gated: tuple[Path, str, str, str]) -> None
             "ci": None,
             "status": "fail",
             "note": "",
+            "direction": "higher",
+            "role": "gate",
         }
     ]
     assert datetime.fromisoformat(gate["created_at"]).tzinfo is not None

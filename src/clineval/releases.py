@@ -6,13 +6,16 @@ Like ``clineval.api`` (whose run functions it uses), this module only wires the 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
-from clineval.analysis import gate as _gate
+from clineval.analysis import gate_statistical as _stat
 from clineval.analysis.compare import compare_task, gc_paused
 from clineval.analysis.eval_rows import gate_rows
 from clineval.analysis.gate import MODES as GATE_MODES
-from clineval.analysis.gate import GateResult, evaluate_statistical, evaluate_strict, snapshot
+from clineval.analysis.gate import GateResult, evaluate_strict, snapshot, stored_choice
 from clineval.analysis.gate import mismatch as gate_mismatch
+from clineval.analysis.gate_roles import RoleChoice, check_names
+from clineval.analysis.gate_statistical import evaluate_statistical
 from clineval.analysis.heldout import tuned_on
 from clineval.api import record_metrics, scorers_for
 from clineval.combine import combined_spec, with_combined
@@ -112,8 +115,8 @@ def recombine(
 
 
 # -- baselines and the gate ------------------------------------------------------------------------------
-GATE_ALPHA: float = _gate.ALPHA  # statistical mode defaults (docs/gate.md)
-GATE_MARGIN: float = _gate.MARGIN
+GATE_ALPHA: float = _stat.ALPHA  # statistical mode defaults (docs/gate.md)
+GATE_MARGIN: float = _stat.MARGIN
 
 
 def _finished_run(store: ResultStore, run_id: str) -> RunResult:
@@ -126,12 +129,26 @@ def _finished_run(store: ResultStore, run_id: str) -> RunResult:
     return run
 
 
-def promote_baseline(store_url: str, run_id: str, name: str, tenant: str = DEFAULT_TENANT) -> Baseline:
-    """Snapshot a finished run's metrics (with each metric's tier) as the next version of ``name``."""
+def promote_baseline(
+    store_url: str,
+    run_id: str,
+    name: str,
+    tenant: str = DEFAULT_TENANT,
+    *,
+    gate_metrics: Sequence[str] | None = None,
+    track_metrics: Sequence[str] | None = None,
+) -> Baseline:
+    """Snapshot a finished run's metrics (with each metric's tier) as the next version of ``name``.
+
+    ``gate_metrics`` / ``track_metrics``: the metrics a gate against this baseline gates (only these) /
+    tracks instead of gating, stored in the snapshot; a gate's own ``metrics``/``track`` take precedence.
+    """
+    choice = RoleChoice.of(gate_metrics, track_metrics)
     store = ResultStore(store_url, must_exist=True)
     try:
         run = _finished_run(store, run_id)
-        snap = snapshot(run, scorers_for(run.info.suite))
+        snap = snapshot(run, scorers_for(run.info.suite), choice)
+        check_names(choice, {f"run {run.run_id}": snap})
         return BaselineStore(store.engine).promote(name, tenant, run.run_id, snap)
     finally:
         store.close()
@@ -196,8 +213,15 @@ def gate_run(
     alpha: float = GATE_ALPHA,
     margin: float = GATE_MARGIN,
     allow_tuned_cases: bool = False,
+    metrics: Sequence[str] | None = None,
+    track: Sequence[str] | None = None,
 ) -> GateResult:
     """Gate a finished candidate run against a baseline and store the decision in ``gate_results``.
+
+    Which metrics gate: ``metrics`` (only these; comma-separated names allowed) minus ``track``, else
+    what the baseline was promoted with, else the defaults of :mod:`clineval.analysis.gate_roles`. A
+    named metric missing from the baseline or the candidate, and a gate that would compare no gating
+    metric, are a ``UserInputError`` (nothing is stored).
 
     ``strict``: every gating metric ``candidate >= baseline``. ``statistical``: per-case-mean gating metrics
     regress only when ``delta < 0`` and (Holm-adjusted ``p < alpha`` or the 95% paired interval's upper
@@ -212,6 +236,7 @@ def gate_run(
         raise UserInputError(f"--alpha must be in (0, 1), got {alpha}")
     if not (math.isfinite(margin) and margin >= 0.0):
         raise UserInputError(f"--margin must be a finite number >= 0, got {margin}")
+    asked = RoleChoice.of(metrics, track)
     store = ResultStore(store_url, must_exist=True)
     try:
         baselines = BaselineStore(store.engine)
@@ -236,9 +261,11 @@ def gate_run(
                 hint="gate a run of the same suite tasks, datasets, --limit and --seed as the baseline",
             )
         name, ver, ten = promoted.name, promoted.version, promoted.tenant
+        choice = asked.over(stored_choice(promoted.snapshot))
+        check_names(choice, {f"baseline {name} v{ver}": promoted.snapshot, f"run {run.run_id}": cand})
         if mode == "strict":
             result = evaluate_strict(
-                promoted.snapshot, cand, run_id=run.run_id, name=name, version=ver, tenant=ten
+                promoted.snapshot, cand, run_id=run.run_id, name=name, version=ver, tenant=ten, choice=choice
             )
         else:
             try:
@@ -261,13 +288,31 @@ def gate_run(
                 tenant=ten,
                 alpha=alpha,
                 margin=margin,
+                choice=choice,
             )
+        _refuse_empty(result, choice)
         gate_id = baselines.record_gate(run.run_id, promoted, mode, result.passed, result.details())
         rows = gate_rows(result, baseline_id=promoted.id, gate_id=gate_id, timestamp=utcnow())
         store.eval_results.record(rows)
         return result
     finally:
         store.close()
+
+
+def _refuse_empty(result: GateResult, choice: RoleChoice) -> None:
+    """A gate that compared no gating metric decides nothing: an error, never a PASS."""
+    if result.n_compared:
+        return
+    if not result.n_gating:
+        why = f"every one of its {result.n_tracked} metric(s) is tracked"
+        why += f" (metrics named: {choice.describe()})" if choice else ""
+    else:
+        why = f"none of its {result.n_gating} gating metric(s) has a baseline value and a candidate value"
+    raise UserInputError(
+        f"the gate of run {result.run_id} against baseline {result.baseline_name} "
+        f"v{result.baseline_version} gates nothing: {why}",
+        hint="name metrics to gate with --metrics (docs/gate.md lists the defaults)",
+    )
 
 
 # -- gate decisions in the reports -----------------------------------------------------------------------

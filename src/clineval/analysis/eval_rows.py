@@ -6,8 +6,9 @@ same snapshot a baseline stores, :func:`clineval.analysis.gate.snapshot`). ``met
 aggregation key; the task id, the stratum's ``n`` and the suite name are in ``metadata``.
 
 A gate decision gives one row per compared metric (``run_type='config_gate'``): the candidate's value,
-``baseline_id``, ``passed_baseline`` (None for tracked metrics) and, in ``metadata``, the baseline's value,
-the delta, the paired test's p-value and interval (statistical mode) and the gate id.
+``baseline_id``, ``passed_baseline`` (None for tracked metrics) and, in ``metadata``, its role and
+direction, the baseline's value, the delta, the paired test's p-value and interval (statistical mode) and
+the gate id.
 """
 
 from __future__ import annotations
@@ -75,6 +76,8 @@ def gate_rows(result: GateResult, *, baseline_id: int, gate_id: int, timestamp: 
                     "task": r.task,
                     "stratum": r.stratum,
                     "status": r.status,
+                    "role": r.role,
+                    "direction": r.direction,
                     "mode": result.mode,
                     "baseline_name": result.baseline_name,
                     "baseline_version": result.baseline_version,

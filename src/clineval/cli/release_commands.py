@@ -11,6 +11,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from clineval import api, releases
+from clineval.analysis.gate import stored_choice
+from clineval.analysis.gate_roles import direction_of
 from clineval.cli.common import StoreOpt, console, user_errors
 from clineval.store.baselines import DEFAULT_TENANT, Baseline
 
@@ -19,6 +21,15 @@ baseline_app = typer.Typer(
 )
 
 TenantOpt = Annotated[str, typer.Option("--tenant", help="Tenant the baseline belongs to.")]
+MetricsOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--metrics", help="Gate only these metrics (comma-separated or repeated); the rest is tracked."
+    ),
+]
+TrackOpt = Annotated[
+    list[str] | None, typer.Option("--track", help="Track these metrics instead of gating them (repeatable).")
+]
 
 
 def _num(value: float | None) -> str:
@@ -45,9 +56,18 @@ def baseline_promote(
     name: Annotated[str, typer.Option("--name", help="Baseline name.")],
     tenant: TenantOpt = DEFAULT_TENANT,
     store: StoreOpt = api.DEFAULT_STORE,
+    gate_metrics: Annotated[
+        list[str] | None,
+        typer.Option("--gate-metrics", help="Store: a gate against this baseline gates only these metrics."),
+    ] = None,
+    track_metrics: Annotated[
+        list[str] | None, typer.Option("--track-metrics", help="Store: these metrics are tracked, not gated.")
+    ] = None,
 ) -> None:
     """Snapshot a finished run's metrics as the next version of a named baseline."""
-    b = releases.promote_baseline(store, run_id, name, tenant)
+    b = releases.promote_baseline(
+        store, run_id, name, tenant, gate_metrics=gate_metrics, track_metrics=track_metrics
+    )
     console.print(
         f"baseline {b.name} (tenant {b.tenant}) v{b.version} <- run {b.run_id}", highlight=False, markup=False
     )
@@ -91,16 +111,21 @@ def baseline_show(
         sys.stdout.write(json.dumps(record, indent=2, default=str) + "\n")
         return
     console.print(_baselines_table([b], f"baseline {b.name}"))
+    choice = stored_choice(b.snapshot)
+    if choice:
+        console.print(f"metrics named at promotion: {choice.describe()}", highlight=False, markup=False)
     for task, data in sorted(b.snapshot.get("tasks", {}).items()):
         table = Table(title=f"task {task}")
         table.add_column("metric")
         table.add_column("tier")
+        table.add_column("role")
+        table.add_column("better")
         table.add_column("value", justify="right")
         tiers = data.get("tiers", {})
         for key, value in sorted(data.get("scores", {}).items()):
-            if isinstance(value, float) and not key.endswith("_ci"):
-                tier = tiers.get(key)
-                table.add_row(key, "-" if tier is None else str(tier), _num(value))
+            tier = tiers.get(key)
+            if (role := choice.role(key, tier)) != "never" and isinstance(value, float):
+                table.add_row(key, "-" if tier is None else str(tier), role, direction_of(key), _num(value))
         console.print(table)
 
 
@@ -123,8 +148,10 @@ def gate(
     allow_tuned_cases: Annotated[
         bool, typer.Option(help="Gate a run that includes tuned-on (train) cases anyway.")
     ] = False,
+    metrics: MetricsOpt = None,
+    track: TrackOpt = None,
 ) -> None:
-    """Gate a candidate run against a baseline: exit 0 pass, 1 regression, 2 error."""
+    """Gate a candidate run against a baseline: exit 0 pass, 1 regression, 2 error (also: nothing gated)."""
     result = releases.gate_run(
         store,
         candidate,
@@ -135,13 +162,15 @@ def gate(
         alpha=alpha,
         margin=margin,
         allow_tuned_cases=allow_tuned_cases,
+        metrics=metrics,
+        track=track,
     )
     title = (
         f"gate {result.mode}: run {result.run_id[:12]} vs baseline {result.baseline_name} "
         f"v{result.baseline_version} (tenant {result.tenant})"
     )
     table = Table(title=title)
-    columns = ["task", "metric", "tier", "baseline", "candidate", "delta", "p", "result"]
+    columns = ["task", "metric", "tier", "better", "baseline", "candidate", "delta", "p", "result"]
     if result.mode == "statistical":
         columns.append("note")
     for column in columns:
@@ -153,6 +182,7 @@ def gate(
             escape(row.task),
             escape(row.label),
             "-" if row.tier is None else str(row.tier),
+            row.direction,
             _num(row.baseline),
             _num(row.candidate),
             delta,
@@ -161,10 +191,12 @@ def gate(
             *([escape(row.note)] if result.mode == "statistical" else []),
         )
     console.print(table)
+    gating = f"{result.n_gating} gating metric{'s' * (result.n_gating != 1)}"
     if result.passed:
-        console.print("[green]PASS[/green]: no gating metric regressed")
+        console.print(f"[green]PASS[/green]: {gating}, none regressed; {result.n_tracked} tracked")
         return
-    console.print(f"[red]REGRESSION[/red]: {len(result.failures)} gating metric(s) below the baseline")
+    failed = len(result.failures)
+    console.print(f"[red]REGRESSION[/red]: {failed} of {gating} regressed; {result.n_tracked} tracked")
     for row in result.failures:
         console.print(
             f"  {row.task} {row.label}: baseline {_num(row.baseline)}, candidate {_num(row.candidate)}, "

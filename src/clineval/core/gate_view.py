@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 
 class GateDecisionRow(BaseModel):
@@ -23,6 +23,13 @@ class GateDecisionRow(BaseModel):
     ci: tuple[float, float] | None = None  # statistical mode: 95% paired bootstrap interval of the delta
     status: str
     note: str = ""
+    direction: str = "higher"  # "higher" or "lower" is better (decisions stored before it: higher)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def role(self) -> str:
+        """``gate`` (the row decided: pass or fail) or ``track`` (shown, never decides)."""
+        return "track" if self.status == "tracked" else "gate"
 
 
 class GateDecision(BaseModel):

@@ -67,7 +67,7 @@ def _row(row: GateDecisionRow) -> GateRowView:
     return GateRowView(
         status=row.status,
         task=row.task,
-        metric=row.metric,
+        metric=row.metric + (" (lower is better)" if row.direction == "lower" else ""),
         stratum=row.stratum,
         baseline=_num(row.baseline),
         candidate=_num(row.candidate),
