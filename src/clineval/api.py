@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
+from clineval.analysis import degradation
 from clineval.analysis.eval_rows import run_rows
 from clineval.analysis.gate import snapshot
 from clineval.combine import combined_spec, with_combined
@@ -55,6 +56,35 @@ class RunRequest:
     policy: CallPolicy = field(default_factory=CallPolicy)
     tenant_id: str = "default"
     run_type: RunType = "adhoc"
+    degraded_threshold: float = degradation.DEFAULT_THRESHOLD  # see clineval.analysis.degradation
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.degraded_threshold <= 1.0:
+            raise UserInputError(
+                f"degraded threshold {self.degraded_threshold} is not a fraction",
+                hint="use a number from 0 to 1, e.g. 0.2 for 20% of a task's cases",
+            )
+
+
+def _check_inputs(suite: BuiltSuite) -> None:
+    """Nonsense that would otherwise "finish" with exit 0: an empty task, predictions that match no case,
+    combined-score weights naming no known category. Checked before the run is stored or any call made."""
+    for task in suite.tasks:
+        if not task.cases:
+            dataset = task.spec.dataset
+            raise UserInputError(
+                f"task {task.spec.id}: dataset {dataset.args.get('path', '')} ({dataset.type}) has no cases",
+                path=suite.spec.source,
+                hint="check the dataset path and its filters (split, limit)",
+            )
+        check = getattr(task.system, "check_cases", None)
+        if callable(check):
+            check(task.cases)
+    if suite.spec.combined is not None:
+        try:
+            combined_spec(suite.spec.combined)
+        except (ValueError, OSError) as err:
+            raise UserInputError(f"combined_score: {err}", path=suite.spec.source) from None
 
 
 def _check_resumable(info: RunInfo, suite: BuiltSuite) -> None:
@@ -97,11 +127,13 @@ def run_suite(
             _check_resume_options(previous, request)
             suite = load_suite(request.suite_path, limit=previous.suite.limit, seed=previous.suite.seed)
             _check_resumable(previous, suite)
+            _check_inputs(suite)
             run_id = store.claim_run(previous.run_id).run_id  # refused while its process is alive
             done = store.finished_keys(run_id)
         else:
             seed = 0 if request.seed is None else request.seed
             suite = load_suite(request.suite_path, limit=request.limit, seed=seed)
+            _check_inputs(suite)
             new_id, done, created = uuid.uuid4().hex, set(), datetime.now(UTC)
             sizes = {t.spec.id: len(t.cases) for t in suite.tasks}
             options = {t.spec.id: [effective_options(s) for s in t.scorers] for t in suite.tasks}
@@ -124,6 +156,7 @@ def run_suite(
             store,
             run_id,
             extra_provenance={"timings": {task: vars(s) for task, s in stats.items()}, "warnings": warnings},
+            degraded_threshold=request.degraded_threshold,
         )
     except KeyboardInterrupt:
         if run_id is None:
@@ -226,11 +259,23 @@ def aggregate_results(spec: SuiteSpec, results: Sequence[CaseResult]) -> dict[st
 
 
 def finalize_run(
-    store: ResultStore, run_id: str, extra_provenance: dict[str, object] | None = None
+    store: ResultStore,
+    run_id: str,
+    extra_provenance: dict[str, object] | None = None,
+    degraded_threshold: float | None = None,
 ) -> RunResult:
-    """Aggregate everything the store holds for a run, mark it finished, and return the RunResult."""
+    """Aggregate everything the store holds for a run, mark it finished, and return the RunResult.
+
+    With ``degraded_threshold``, the components that failed on too many cases are assessed
+    (``clineval.analysis.degradation``): ``provenance["degradation"]``, and a line each in ``warnings``."""
     info = store.get_run(run_id)
     results = store.load_results(info.run_id)
+    extra = dict(extra_provenance or {})
+    if degraded_threshold is not None:
+        assessed = degradation.assess(results, degraded_threshold)
+        earlier = extra.get("warnings")
+        extra["warnings"] = [*(earlier if isinstance(earlier, list) else []), *assessed["warnings"]]
+        extra["degradation"] = assessed
     aggregates = aggregate_results(info.suite, results)
     overall = overall_scores(aggregates)
     if info.suite.combined is not None:
@@ -245,8 +290,8 @@ def finalize_run(
     expected = sum(_task_size(info, t.id) for t in info.suite.tasks)
     status = "finished" if len(results) >= expected else "partial"
     store.finish_run(info.run_id, aggregates, overall, status=status)
-    if extra_provenance:
-        store.update_provenance(info.run_id, extra_provenance)
+    if extra:
+        store.update_provenance(info.run_id, extra)
     run = store.load_run(info.run_id)
     record_metrics(store, run)
     return run

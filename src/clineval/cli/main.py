@@ -10,8 +10,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from clineval import api, releases
+from clineval.analysis import degradation
 from clineval.cli import pipeline_commands, progress, release_commands, store_commands
 from clineval.cli.common import StoreOpt, console, err_console, user_errors
 from clineval.core import RUN_TYPES, GateDecision, RunResult, StructuredOutput
@@ -64,7 +66,11 @@ def _global_options(
 
 def _finish(run: RunResult, out: Path | None, gates: Sequence[GateDecision] = ()) -> None:
     for warning in run.info.provenance.get("warnings", []):
-        err_console.print(f"[yellow]warning:[/yellow] {warning}", highlight=False, soft_wrap=True)
+        err_console.print(
+            f"[yellow]warning: {escape(str(warning))}[/yellow]", highlight=False, soft_wrap=True
+        )
+    for line in degradation.failure_lines(run.info.provenance):  # every task with failures, even a few
+        err_console.print(escape(line), highlight=False, soft_wrap=True)
     print_run_summary(run, console)
     if out is not None:
         paths = write_reports(run, out, gates)
@@ -102,9 +108,24 @@ def run(
     run_type: Annotated[
         str, typer.Option(help="nightly | weekly | config_gate | adhoc (stored with its metrics).")
     ] = "adhoc",
+    degraded_threshold: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            max=1.0,
+            help="A system, judge or scorer failing on more than this fraction of a task's cases "
+            "makes the run degraded (exit 3).",
+        ),
+    ] = degradation.DEFAULT_THRESHOLD,
+    allow_degraded: Annotated[
+        bool, typer.Option("--allow-degraded", help="Exit 0 even when the run is degraded (still warned).")
+    ] = False,
     quiet: progress.QuietOpt = False,
 ) -> None:
-    """Run an evaluation suite (or --resume an interrupted run) and report it."""
+    """Run an evaluation suite (or --resume an interrupted run) and report it.
+
+    Exit codes: 0 finished; 2 bad input; 3 finished but degraded (stored and reported; see
+    --degraded-threshold and --allow-degraded); 130 interrupted."""
     if quiet:
         progress.set_quiet(console)
     if run_type not in RUN_TYPES:
@@ -121,14 +142,26 @@ def run(
         policy=CallPolicy(timeout_s=timeout, max_retries=max_retries, max_outage_s=max_outage),
         tenant_id=tenant,
         run_type=run_type,  # type: ignore[arg-type]  # checked against RUN_TYPES above
+        degraded_threshold=degraded_threshold,
     )
-    _run_and_report(request, out)
+    _run_and_report(request, out, allow_degraded=allow_degraded)
 
 
-def _run_and_report(request: api.RunRequest, out: Path | None) -> None:
+EXIT_DEGRADED = 3  # finished, stored and reported, but a component failed on too many cases
+
+
+def _run_and_report(request: api.RunRequest, out: Path | None, *, allow_degraded: bool = False) -> None:
     with progress.progress_hooks(err_console) as hooks:
         result = api.run_suite(request, hooks=hooks, on_start=lambda rid: err_console.print(f"run {rid}"))
     _finish(result, out)
+    if degradation.is_degraded(result.info.provenance) and not allow_degraded:
+        err_console.print(
+            f"[red]degraded:[/red] run {result.run_id} is stored and reported, but its numbers are not "
+            f"trustworthy (see the warnings above); exit {EXIT_DEGRADED} — --allow-degraded to exit 0",
+            highlight=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit(EXIT_DEGRADED)
 
 
 @app.command()
@@ -233,7 +266,9 @@ def demo(
     if quiet:
         progress.set_quiet(console)
     suite = Path(str(resources.files("clineval.demo") / "suite.yaml"))
-    _run_and_report(api.RunRequest(suite_path=suite, store_url=store, cache_path=None), out)
+    # The demo replays published answers: its warnings are shown, but it always exits 0.
+    request = api.RunRequest(suite_path=suite, store_url=store, cache_path=None)
+    _run_and_report(request, out, allow_degraded=True)
 
 
 def main() -> None:

@@ -44,6 +44,13 @@ class CombinedSpec:
             raise ValueError(f"combined-score weights must be finite and >= 0, got {dict(self.weights)}")
         if sum(self.weights.values()) <= 0:
             raise ValueError("combined-score weights must not all be 0")
+        known = sorted(set(self.categories.values()))
+        unknown = [k for k in self.weights if k not in known]
+        if self.categories and unknown:  # a typo would silently weigh nothing (its category is never present)
+            raise ValueError(
+                f"unknown categor{'y' if len(unknown) == 1 else 'ies'} {', '.join(map(repr, unknown))} "
+                f"in the weights; known categories: {', '.join(known)}"
+            )
 
 
 def load_categories(path: str | Path | None = None) -> dict[str, str]:

@@ -7,6 +7,8 @@ the floor) and/or a baseline gate (``clineval gate``, stored as ``config_gate`` 
 to run (bad suite, missing baseline, unreachable store) is an ``error``: the other steps still run. One
 alert goes out per pipeline when any step regressed or errored (``nightly_regression`` /
 ``pipeline_failed``); its delivery outcome is part of the result, and a delivery failure never raises.
+A degraded run (``clineval.analysis.degradation``) keeps its step's status; its warnings are listed in
+``StepResult.warnings``.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ class StepResult:
     gate: GateResult | None = None
     floors: list[FloorCheck] = field(default_factory=list)
     error: str | None = None
+    warnings: list[str] = field(default_factory=list)  # a degraded run: reported, never a step error
 
     def alert_rows(self) -> list[AlertRow]:
         rows = [
@@ -82,6 +85,7 @@ class PipelineResult:
         for step in self.steps:
             run = f" run {step.run_id[:12]}" if step.run_id else ""
             lines.append(f"  {step.name}: {step.status}{run}" + (f" ({step.error})" if step.error else ""))
+            lines.extend(f"    warning: {w}" for w in step.warnings)
             lines.extend(
                 f"    {row.label}: {_fmt(row.baseline)} -> {_fmt(row.candidate)}" for row in step.alert_rows()
             )
@@ -104,6 +108,7 @@ class PipelineResult:
                     "status": s.status,
                     "run_id": s.run_id,
                     "error": s.error,
+                    "warnings": list(s.warnings),
                     "gate": None if s.gate is None else s.gate.details(),
                     "floors": [{**vars(f), "passed": f.passed} for f in s.floors],
                 }
@@ -144,8 +149,9 @@ def _run_step(config: PipelineConfig, kind: str, step: StepEntry, store_url: str
         run_id = run.run_id
         if run.info.status != "finished":
             return StepResult(step.name, "error", run_id, error=f"run ended {run.info.status}")
+        warnings = run.info.provenance.get("degradation", {}).get("warnings", [])
         if kind == "weekly" or not step.gating:
-            return StepResult(step.name, "tracked", run_id)
+            return StepResult(step.name, "tracked", run_id, warnings=warnings)
         floors = _floors(run, step.floors)
         gate = None
         if step.baseline is not None:
@@ -160,7 +166,8 @@ def _run_step(config: PipelineConfig, kind: str, step: StepEntry, store_url: str
                 allow_tuned_cases=step.allow_tuned_cases,
             )
         regressed = (gate is not None and not gate.passed) or any(not f.passed for f in floors)
-        return StepResult(step.name, "regression" if regressed else "pass", run_id, gate, floors)
+        status = "regression" if regressed else "pass"
+        return StepResult(step.name, status, run_id, gate, floors, warnings=warnings)
     except ClinevalError as err:
         message = err.render() if isinstance(err, UserInputError) else str(err)
         return StepResult(step.name, "error", run_id, error=message)

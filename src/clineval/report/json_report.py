@@ -10,6 +10,7 @@ from clineval.core import ComponentSpec, GateDecision, RunResult, TaskSpec
 from clineval.report.cases import failures_by_kind
 from clineval.report.formatting import COUNT_KEYS, jsonable_dict, task_ids
 from clineval.report.gate_section import gates_json
+from clineval.report.view import run_warnings
 
 REPORT_VERSION = 1
 
@@ -37,6 +38,7 @@ def build_report(run: RunResult, gates: Sequence[GateDecision] = ()) -> dict[str
         "report_version": REPORT_VERSION,
         "run_id": info.run_id,
         "status": info.status,
+        "warnings": run_warnings(run),  # = provenance["warnings"], at the top where a reader looks first
         "created_at": info.created_at.isoformat(),
         "finished_at": info.finished_at.isoformat() if info.finished_at else None,
         "suite": {

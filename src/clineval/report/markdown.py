@@ -91,10 +91,18 @@ def _gates(views: list[GateView]) -> list[str]:
     return lines
 
 
+def _warnings(view: ReportView) -> list[str]:
+    """A block quote at the top: a degraded run must not be read as a clean one."""
+    if not view.warnings:
+        return []
+    title = f"> **Warning: {len(view.warnings)} problem(s) with this run; read its numbers with care.**"
+    return [title, ">", *(f"> - {cell(w)}" for w in view.warnings), ""]
+
+
 def render_markdown(run: RunResult, gates: Sequence[GateDecision] = ()) -> str:
     """``report.md``; ``gates``: the run's stored release-gate decisions (a section only when given)."""
     view = build_view(run, max_samples=0)
-    lines = [f"# clineval report: {cell(view.suite_name)}", ""]
+    lines = [f"# clineval report: {cell(view.suite_name)}", "", *_warnings(view)]
     lines += table(
         ["", ""],
         [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from clineval.core import MetricValue, RunResult, TaskAggregate
 from clineval.report.cases import SampleCase, failures_by_kind, sample_cases
@@ -72,6 +72,7 @@ class ReportView:
     failures: dict[str, dict[str, int]]
     samples: list[SampleCase]
     provenance_json: str
+    warnings: list[str] = field(default_factory=list)  # provenance["warnings"]: shown at the top
 
 
 def metric_lines(scores: Mapping[str, MetricValue]) -> list[MetricLine]:
@@ -134,4 +135,11 @@ def build_view(run: RunResult, *, max_samples: int = 50) -> ReportView:
         provenance_json=json.dumps(
             jsonable(info.provenance), indent=2, sort_keys=True, ensure_ascii=False, default=str
         ),
+        warnings=run_warnings(run),
     )
+
+
+def run_warnings(run: RunResult) -> list[str]:
+    """The run's stored warnings (degraded components, unmatched predictions), as strings."""
+    found = run.info.provenance.get("warnings")
+    return [str(w) for w in found] if isinstance(found, list) else []

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -169,9 +169,41 @@ class PredictionsSystem(ReplaySystem):
         self._used.add(key)
         return output
 
+    def check_cases(self, cases: Sequence[Case]) -> None:
+        """Refuse a file none of whose ids matches a case: that is a wrong file, id field or id format (e.g.
+        ``"0007"`` vs ``"7"``), not a system that failed on every case."""
+        keys = {normalize_id(c.id, numeric_ids=self.options.numeric_ids) for c in cases}
+        if not cases or keys & self._outputs.keys():
+            return
+        if not self._outputs:
+            raise DataFileError("the predictions file holds no predictions", path=self.path)
+        ours, theirs = _shown(next(iter(self._outputs))), _shown(cases[0].id)
+        as_numbers = {normalize_id(c.id, numeric_ids=True) for c in cases}
+        numeric_helps = not self.options.numeric_ids and any(
+            normalize_id(k, numeric_ids=True) in as_numbers for k in self._outputs
+        )
+        hint = (
+            "set numeric_ids: true on the system (digit-only ids then compare as numbers)"
+            if numeric_helps
+            else f"check the system's id_field (now {self.options.id_field!r}), numeric_ids: true for ids "
+            "that differ only by leading zeros, and that the file belongs to this dataset"
+        )
+        raise DataFileError(
+            f"none of the {len(self._outputs)} predictions matches a case id "
+            f"(e.g. prediction id {ours}, case id {theirs})",
+            path=self.path,
+            hint=hint,
+        )
+
     def unused_ids(self) -> list[str]:
         """Predictions that matched no case so far (the runner warns: often a wrong id field or id format)."""
         return sorted(set(self._outputs) - self._used)
+
+
+def _shown(identifier: str, limit: int = 40) -> str:
+    """An id for a message: quoted, cut to ``limit`` characters."""
+    text = identifier if len(identifier) <= limit else identifier[: limit - 1] + "…"
+    return repr(text)
 
 
 def predictions_system(options: Mapping[str, Any], base_dir: Path) -> PredictionsSystem:

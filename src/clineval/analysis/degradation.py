@@ -1,0 +1,189 @@
+"""Degradation: a component that failed on too many of a task's cases makes the run's numbers unreliable.
+
+A run whose judge endpoint was down still "finishes": every judge call fails, the judged metrics are
+NaN, and nothing else looks wrong. This module counts, per task and component, the cases on which the
+component failed, from the stored per-case results alone (so a resumed or re-reported run gets the same
+answer):
+
+- ``system``: the system call failed (``output.error``, kind = ``error.kind``);
+- ``selection``: the MCQ selection call failed (``raw["mcq_selection"]["error"]``);
+- ``judge``: at least one of the case's judge decisions has an error (``raw["equivalence_judge"]``);
+  the kinds are counted per judge call (a call failure ``"<kind>: <message>"`` gives ``<kind>``; a reply
+  with no usable answer ``unusable_reply``; a name too long to send ``not_sent``);
+- ``scorer NAME``: the scorer raised on the case (label ``scorer_error``, kind = the exception type).
+
+A component is *degraded* when it failed on more than ``threshold`` (default 20%) of the cases it ran on
+(``failed / total > threshold``). Each degraded component gives one warning line naming the task, the
+component, the count and fraction and the most frequent failure kinds.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from clineval.core import CaseResult
+
+DEFAULT_THRESHOLD = 0.2
+MAX_KINDS = 3  # failure kinds named in one line; the rest are summed as "+N other"
+SCORER_ERROR = "scorer_error"
+_CALL_KIND = re.compile(r"^([a-z][a-z0-9_]*): ")  # runner.judging records a failed call as "kind: message"
+_JUDGE_PROBLEMS = (("a name is longer than", "not_sent"), ("the judge has no prompt", "no_prompt"))
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One component on one case: ``calls`` made, one failure kind per failed call (empty: it worked)."""
+
+    component: str
+    calls: int
+    failures: tuple[str, ...] = ()
+
+
+@dataclass
+class ComponentFailures:
+    """A component of one task over all its cases: cases failed / cases run, and kinds with counts."""
+
+    task_id: str
+    component: str
+    failed: int = 0
+    total: int = 0
+    calls_failed: int = 0
+    calls_total: int = 0
+    kinds: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def fraction(self) -> float:
+        return self.failed / self.total if self.total else 0.0
+
+    def degraded(self, threshold: float) -> bool:
+        return self.failed > 0 and self.fraction > threshold
+
+    def counts_text(self) -> str:
+        """``100/100 cases (100%; 1200/1200 calls)`` (calls only for a component with several per case)."""
+        text = f"{self.failed}/{self.total} cases ({self.fraction:.0%}"
+        if self.calls_total != self.total:
+            text += f"; {self.calls_failed}/{self.calls_total} calls"
+        return text + ")"
+
+    def kinds_text(self) -> str:
+        """``connection 1200, http_500 3, +2 other``: the most frequent kinds first."""
+        ranked = sorted(self.kinds.items(), key=lambda kv: (-kv[1], kv[0]))
+        parts = [f"{kind} {n}" for kind, n in ranked[:MAX_KINDS]]
+        rest = sum(n for _, n in ranked[MAX_KINDS:])
+        return ", ".join(parts + ([f"+{rest} other"] if rest else []))
+
+    def warning(self) -> str:
+        return f"task {self.task_id}: {self.component} failed on {self.counts_text()}: {self.kinds_text()}"
+
+    def as_dict(self, threshold: float) -> dict[str, Any]:
+        return {
+            "task": self.task_id,
+            "component": self.component,
+            "failed": self.failed,
+            "total": self.total,
+            "fraction": self.fraction,
+            "calls_failed": self.calls_failed,
+            "calls_total": self.calls_total,
+            "kinds": dict(sorted(self.kinds.items(), key=lambda kv: (-kv[1], kv[0]))),
+            "degraded": self.degraded(threshold),
+        }
+
+
+def judge_error_kind(error: str) -> str:
+    """The kind of a judge decision's ``error`` text (see the module docstring)."""
+    for prefix, kind in _JUDGE_PROBLEMS:
+        if error.startswith(prefix):
+            return kind
+    found = _CALL_KIND.match(error)
+    return found.group(1) if found else "unusable_reply"
+
+
+def _system(result: CaseResult) -> Iterable[Outcome]:
+    error = result.output.error
+    yield Outcome("system", 1, (error.kind,) if error is not None else ())
+
+
+def _selection(result: CaseResult) -> Iterable[Outcome]:
+    record = (result.output.raw or {}).get("mcq_selection")
+    if isinstance(record, Mapping):
+        error = record.get("error")
+        kind = str(error.get("kind") or "error") if isinstance(error, Mapping) else None
+        yield Outcome("selection", 1, (kind,) if kind else ())
+
+
+def _judge(result: CaseResult) -> Iterable[Outcome]:
+    records = (result.output.raw or {}).get("equivalence_judge")
+    if isinstance(records, list) and records:
+        errors = [r.get("error") for r in records if isinstance(r, Mapping)]
+        kinds = tuple(judge_error_kind(str(e)) for e in errors if e)
+        yield Outcome("judge", len(records), kinds)
+
+
+def _scorers(result: CaseResult) -> Iterable[Outcome]:
+    for name, score in result.scores.items():
+        failed = score.label == SCORER_ERROR
+        kind = (score.explanation or "").partition(":")[0].strip() or "exception"
+        yield Outcome(f"scorer {name}", 1, (kind,) if failed else ())
+
+
+# Registry of what can fail on a case; a new component adds one probe here.
+PROBES: tuple[Callable[[CaseResult], Iterable[Outcome]], ...] = (_system, _selection, _judge, _scorers)
+
+
+def component_failures(results: Iterable[CaseResult]) -> list[ComponentFailures]:
+    """Every (task, component) that ran, in first-seen order, with its failures counted."""
+    found: dict[tuple[str, str], ComponentFailures] = {}
+    for result in results:
+        for probe in PROBES:
+            for outcome in probe(result):
+                key = (result.task_id, outcome.component)
+                entry = found.setdefault(key, ComponentFailures(result.task_id, outcome.component))
+                entry.total += 1
+                entry.calls_total += outcome.calls
+                if outcome.failures:
+                    entry.failed += 1
+                    entry.calls_failed += len(outcome.failures)
+                    entry.kinds.update(outcome.failures)
+    return list(found.values())
+
+
+def assess(results: Sequence[CaseResult], threshold: float = DEFAULT_THRESHOLD) -> dict[str, Any]:
+    """What a run stores under ``provenance["degradation"]``: the threshold, whether the run is degraded,
+    one warning per degraded component, and every component that failed at least once."""
+    if not 0.0 <= threshold <= 1.0:
+        raise ValueError(f"the degradation threshold must be within [0, 1], got {threshold}")
+    failing = [c for c in component_failures(results) if c.failed]
+    warnings = [c.warning() for c in failing if c.degraded(threshold)]
+    return {
+        "threshold": threshold,
+        "degraded": bool(warnings),
+        "warnings": warnings,
+        "components": [c.as_dict(threshold) for c in failing],
+    }
+
+
+def is_degraded(provenance: Mapping[str, Any]) -> bool:
+    found = provenance.get("degradation")
+    return isinstance(found, Mapping) and bool(found.get("degraded"))
+
+
+def failure_lines(provenance: Mapping[str, Any]) -> list[str]:
+    """One compact line per task that had any failure, e.g.
+    ``task live: system 3/12 (http_500 1, malformed_response 1, timeout 1)``."""
+    found = provenance.get("degradation")
+    components = found.get("components", []) if isinstance(found, Mapping) else []
+    by_task: dict[str, list[str]] = {}
+    for c in components:
+        entry = ComponentFailures(
+            c["task"], c["component"], c["failed"], c["total"], c["calls_failed"], c["calls_total"]
+        )
+        entry.kinds.update(c["kinds"])
+        counts = f"{entry.failed}/{entry.total}"
+        if entry.calls_total != entry.total:
+            counts += f" cases, {entry.calls_failed}/{entry.calls_total} calls"
+        by_task.setdefault(entry.task_id, []).append(f"{entry.component} {counts} ({entry.kinds_text()})")
+    return [f"task {task}: failures: " + "; ".join(parts) for task, parts in by_task.items()]
