@@ -28,7 +28,7 @@ _SCHEMA = (
 def _reason(exc: BaseException) -> str:
     """SQLite's or the OS's words for the failure (they name the condition, never the data)."""
     if isinstance(exc, OSError) and exc.strerror:
-        return exc.strerror
+        return f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
     lines = str(exc).strip().splitlines()
     return lines[0] if lines else type(exc).__name__
 
