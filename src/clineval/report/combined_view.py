@@ -7,6 +7,7 @@ from typing import Any
 
 from clineval.core import RunResult
 from clineval.report.formatting import fmt_interval, fmt_value, interval
+from clineval.report.md_text import md_inline
 
 
 @dataclass(frozen=True)
@@ -61,16 +62,17 @@ def build_combined_view(run: RunResult) -> CombinedView | None:
 def combined_markdown(view: CombinedView | None) -> list[str]:
     if view is None:
         return []
-    weights = ", ".join(f"{k} {w:g}" for k, w in view.weights)
+    weights = ", ".join(f"{md_inline(k)} {w:g}" for k, w in view.weights)
     norm = "renormalised over the categories present" if view.renormalize else "not renormalised"
     lines = [
-        f"## {view.name}",
+        f"## {md_inline(view.name)}",
         "",
-        f"**{view.name} = {view.overall}** (mean over tasks; weights: {weights}; {norm})",
+        f"**{md_inline(view.name)} = {view.overall}** (mean over tasks; weights: {weights}; {norm})",
         "",
-        f"| Task | {view.name} | 95% CI | parts |",
+        f"| Task | {md_inline(view.name)} | 95% CI | parts |",
         "|---|---|---|---|",
     ]
     for task_id, value, ci, parts in view.tasks:
-        lines.append(f"| {task_id} | **{value}** | {ci} | {'; '.join(f'{c} {v}' for c, v in parts)} |")
+        shown = "; ".join(f"{md_inline(c)} {v}" for c, v in parts)
+        lines.append(f"| {md_inline(task_id)} | **{value}** | {ci} | {shown} |")
     return [*lines, ""]

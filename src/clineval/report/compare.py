@@ -8,6 +8,7 @@ from rich.text import Text
 from clineval.core.comparison import MetricDelta, PairedTest, RunComparison, TaskComparison
 from clineval.report.formatting import is_proportion
 from clineval.report.layout import Col, print_records
+from clineval.report.md_text import md_inline
 
 _SHOWN_META = ("question_type", "meta_info", "subject_name")
 
@@ -121,7 +122,7 @@ def _print_task(task: TaskComparison, console: Console, max_cases: int) -> None:
 
 
 def _md_escape(text: str) -> str:
-    return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+    return md_inline(text)  # ids and metadata are untrusted: no link, image or HTML in the .md
 
 
 def render_comparison_markdown(cmp: RunComparison) -> str:

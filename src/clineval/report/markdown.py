@@ -1,24 +1,25 @@
 """``report.md``: headline table with intervals, counts, strata per task, failures by kind, provenance.
 
-Every string from data goes through :func:`cell` (HTML-escaped, pipes escaped, one line), so neither a
-table nor a Markdown renderer that allows inline HTML can be broken by what a model or dataset said.
+Every string from data goes through :func:`cell` (``report.md_text.md_inline``: HTML-escaped; a ``]`` that
+could close a link, ``|``, backslash and backtick escaped; one line), so neither a table nor a Markdown
+renderer can be broken, nor made to show a link, an image or HTML, by what a model or dataset said.
 """
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 
 from clineval.core import GateDecision, RunResult
 from clineval.report.combined_view import build_combined_view, combined_markdown
 from clineval.report.formatting import MISSING
 from clineval.report.gate_section import GateView, gate_views
+from clineval.report.md_text import md_inline
 from clineval.report.view import MetricLine, ReportView, TaskView, build_view
 
 
 def cell(text: object) -> str:
-    """A table cell: one line, HTML special characters and ``|`` escaped."""
-    return " ".join(html.escape(str(text), quote=False).replace("|", "\\|").split())
+    """A table cell or heading text: one line, inert in Markdown (no link, image, HTML; see md_text)."""
+    return md_inline(text)
 
 
 def table(header: list[str], rows: list[list[str]]) -> list[str]:
