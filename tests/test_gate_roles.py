@@ -40,6 +40,9 @@ GPT35 = DEMO / "medqa_cot_gpt-35-turbo-16k_first200.jsonl"
         ("failed_rate", None, "lower", "track"),
         ("ddx_failed_rate", None, "lower", "track"),
         ("judge_error_rate", None, "lower", "track"),
+        ("ambiguous_rate", None, "lower", "track"),  # CDS: lower is better, accuracy already gates
+        ("in_differential_rate", None, "higher", "track"),  # gameable by listing every option
+        ("rubric_empty_rate", 4, "lower", "track"),
         ("macro_f1", None, "higher", "track"),
         ("recall_micro", None, "higher", "track"),
         ("top1_accuracy_judged", None, "higher", "track"),
