@@ -231,3 +231,26 @@ def test_cli_run_against_a_dead_endpoint_ends_with_circuit_open(tmp_path: Path) 
     assert "max outage of 0.5 s; last error: connection" in rows[0]["error"]["message"]
     assert "circuit open: 5/5 recent calls failed (connection)" in done.stderr
     assert "circuit open for good" in done.stderr
+
+
+class Unhashable(Flaky):
+    __hash__ = None  # type: ignore[assignment]  # like a non-frozen dataclass
+
+
+def test_one_breaker_per_system_and_run() -> None:
+    system, policy = Unhashable(lambda: False), CallPolicy()
+
+    async def twice() -> tuple[Any, Any]:
+        return breaker_for(system, policy), breaker_for(system, policy)
+
+    first, again = asyncio.run(twice())
+    assert first is not None and first is again  # shared by every call of the run
+    later, _ = asyncio.run(twice())
+    assert later is not None and later is not first  # a new run starts closed
+    replay = Flaky(lambda: False)
+    replay.live = False  # type: ignore[misc]
+
+    async def for_replay() -> Any:
+        return breaker_for(replay, policy), breaker_for(system, replace(policy, breaker_window=0))
+
+    assert asyncio.run(for_replay()) == (None, None)

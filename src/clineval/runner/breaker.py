@@ -25,7 +25,6 @@ import asyncio
 import enum
 import logging
 import time
-import weakref
 from collections import deque
 from typing import Any
 
@@ -182,9 +181,9 @@ class CircuitBreaker:
         log.log(level, "%s", line)
 
 
-_BREAKERS: weakref.WeakKeyDictionary[Any, tuple[asyncio.AbstractEventLoop, CircuitBreaker]] = (
-    weakref.WeakKeyDictionary()
-)
+# id(system) -> (system, the run's loop, its breaker). Keyed by identity (a system need not be hashable);
+# the entries of finished runs (closed loops) are dropped at the next new entry.
+_BREAKERS: dict[int, tuple[Any, asyncio.AbstractEventLoop, CircuitBreaker]] = {}
 
 
 def breaker_for(system: Any, policy: CallPolicy) -> CircuitBreaker | None:
@@ -196,11 +195,14 @@ def breaker_for(system: Any, policy: CallPolicy) -> CircuitBreaker | None:
     if not getattr(owner, "live", False) or policy.breaker_window == 0:
         return None
     loop = asyncio.get_running_loop()
-    found = _BREAKERS.get(owner)
-    if found is None or found[0] is not loop:  # a new run (asyncio.run) starts with a closed breaker
-        spec = getattr(owner, "spec", None)
-        args = getattr(spec, "args", {}) or {}
-        name = f"{getattr(spec, 'type', type(owner).__name__)} {args.get('model') or ''}".strip()
-        found = (loop, CircuitBreaker(policy, name))
-        _BREAKERS[owner] = found
-    return found[1]
+    found = _BREAKERS.get(id(owner))
+    if found is not None and found[0] is owner and found[1] is loop:
+        return found[2]
+    for key in [k for k, (_, old, _) in _BREAKERS.items() if old.is_closed()]:
+        del _BREAKERS[key]
+    spec = getattr(owner, "spec", None)
+    args = getattr(spec, "args", {}) or {}
+    name = f"{getattr(spec, 'type', type(owner).__name__)} {args.get('model') or ''}".strip()
+    breaker = CircuitBreaker(policy, name)  # a new run (asyncio.run) starts with a closed breaker
+    _BREAKERS[id(owner)] = (owner, loop, breaker)
+    return breaker
