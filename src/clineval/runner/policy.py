@@ -19,7 +19,8 @@ class CallPolicy:
     ``breaker_window`` outcomes (and at least ``breaker_min_calls`` of them) are retryable failures, pauses
     every call ``breaker_base_s`` doubling up to ``breaker_max_s`` between probes, and gives up after one
     outage of ``max_outage_s`` (60 s at most for an endpoint that never answered; then the remaining calls
-    fail as ``circuit_open``). ``breaker_window=0`` turns it off. With the defaults a 30 s outage fails no case (probes at about 1, 3, 7, 15 and 31 s).
+    fail as ``circuit_open``). ``breaker_window=0`` turns it off. With the defaults a 30 s outage fails no
+    case (probes at about 1, 3, 7, 15 and 31 s).
     """
 
     timeout_s: float = 60.0
