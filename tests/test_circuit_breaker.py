@@ -92,10 +92,11 @@ def outage(seconds: float) -> Any:
 
 @pytest.mark.parametrize("breaker_window", [20, 0])
 def test_an_outage_longer_than_the_retry_budget_fails_no_case_with_the_breaker(breaker_window: int) -> None:
-    # Retries alone last 0.01 + 0.02 s; the outage lasts 0.3 s. With the breaker every case waits for it
-    # (probes at ~0.05, 0.15, 0.35 s); without it (window 0) every case of the first wave fails.
-    system = Flaky(outage(0.3))
-    policy = replace(FAST, max_retries=2, breaker_window=breaker_window)
+    # Retries alone last 0.01 + 0.02 + 0.02 s; the outage lasts 1 s. With the breaker every case waits for
+    # it (a probe at 0.05, 0.15, 0.35 s, then every 0.2 s: each a different case, charged one attempt);
+    # without it (window 0) every case of the first wave fails.
+    system = Flaky(outage(1.0))
+    policy = replace(FAST, max_retries=3, breaker_window=breaker_window)
 
     async def go() -> tuple[list[SystemOutput], list[str]]:
         outputs = await run_all(system, policy, 40, 10)
@@ -106,12 +107,12 @@ def test_an_outage_longer_than_the_retry_budget_fails_no_case_with_the_breaker(b
     failed = [o for o in outputs if o.failed]
     assert len(outputs) == 40
     if breaker_window:
-        # the outage outlasts every case's retry budget ten times over: waiting cost them no retry
+        # the outage outlasts every case's retry budget thirty times over: waiting cost them no retry
         assert failed == []
         assert events[0].startswith("circuit open: ") and "recent calls failed (connection)" in events[0]
         assert any(e.startswith("circuit closed: probe succeeded") for e in events)
     else:
-        # at least the whole first wave: its 3 attempts end within ~0.04 s of a 0.3 s outage
+        # at least the whole first wave: its 4 attempts end within ~0.06 s of a 1 s outage
         assert len(failed) >= 10 and {o.error.kind for o in failed if o.error} == {"connection"}
         assert events == []
 
