@@ -15,9 +15,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from clineval.core import Case, ComponentSpec, Registry
-from clineval.text.question_rules import load_rules
-from clineval.text.question_types import QUESTION_TYPES, classify_question
-from clineval.text.stems import split_question
+
+# The question-type rules (a compiled rule set and its classifier) are imported by the annotator that uses
+# them: every suite load imports this module (fast start).
 
 Annotator = Callable[[Sequence[Case]], list[Case]]
 AnnotatorFactory = Callable[[Mapping[str, Any], Path], tuple[Annotator, ComponentSpec]]
@@ -33,6 +33,8 @@ class QuestionTypeOptions(BaseModel):
     @field_validator("appropriate")
     @classmethod
     def _known_types(cls, value: list[str]) -> list[str]:
+        from clineval.text.question_rules import QUESTION_TYPES
+
         unknown = sorted(set(value) - set(QUESTION_TYPES))
         if unknown:
             raise ValueError(f"unknown question types {unknown}; known: {', '.join(QUESTION_TYPES)}")
@@ -40,6 +42,10 @@ class QuestionTypeOptions(BaseModel):
 
 
 def question_type_annotator(options: Mapping[str, Any], base_dir: Path) -> tuple[Annotator, ComponentSpec]:
+    from clineval.text.question_rules import load_rules
+    from clineval.text.question_types import classify_question
+    from clineval.text.stems import split_question
+
     opts = QuestionTypeOptions.model_validate(dict(options))
     rules_path = (
         None
