@@ -22,12 +22,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from clineval.core import CaseResult, MetricValue
 from clineval.core.safe_yaml import safe_load
+
+if TYPE_CHECKING:  # numpy is imported by the functions that compute: a run without a combined score, and
+    import numpy as np  # the CLI's start-up, never import it
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,8 @@ def parse_weights(text: str) -> dict[str, float]:
 
 def _value_matrix(results: Sequence[CaseResult], scorers: Sequence[str]) -> np.ndarray:
     """cases x scorers array of per-case values (NaN where not scorable or absent)."""
+    import numpy as np
+
     return np.array(
         [[r.scores[s].value if s in r.scores else math.nan for s in scorers] for r in results], dtype=float
     ).reshape(len(results), len(scorers))
@@ -89,6 +92,8 @@ def _value_matrix(results: Sequence[CaseResult], scorers: Sequence[str]) -> np.n
 
 def _combine(means: np.ndarray, groups: Sequence[int], weights: np.ndarray, renormalize: bool) -> np.ndarray:
     """Combined score per row of ``means`` (rows: resamples; columns: scorers mapped to category groups)."""
+    import numpy as np
+
     cat_values = np.full((means.shape[0], len(weights)), np.nan)
     for k in range(len(weights)):
         cols = [i for i, g in enumerate(groups) if g == k]
@@ -121,6 +126,8 @@ def combined_for_task(
     }
     if not chosen or not results:
         return nan_result
+    import numpy as np
+
     values = _value_matrix(results, [s for s, _ in chosen])
     groups = [g for _, g in chosen]
     weights = np.array([spec.weights[c] for c in cats], dtype=float)
