@@ -64,6 +64,9 @@ def test_lazy_exports_are_the_statically_imported_objects(package: str) -> None:
     for name in sorted(names):
         assert getattr(module, name) is getattr(importlib.import_module(static[name]), name), name
     assert names <= set(dir(module))
+    star: dict[str, object] = {}
+    exec(f"from {package} import *", star)  # the star import resolves every lazy name
+    assert set(module.__all__) <= set(star)
     with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
         getattr(module, "no_such_name")  # noqa: B009 (the lazy __getattr__ is what is tested)
 
@@ -166,3 +169,39 @@ def test_opening_a_store_at_the_head_revision_costs_one_query(store_url: str) ->
     finally:
         engine.dispose()
     assert statements == ["SELECT version_num FROM alembic_version"]
+
+
+def test_the_cli_option_defaults_are_the_librarys() -> None:
+    from clineval import api, releases
+    from clineval.analysis.degradation import DEFAULT_THRESHOLD
+    from clineval.cli import defaults
+    from clineval.store.baselines import DEFAULT_TENANT
+
+    assert (defaults.DEFAULT_STORE, defaults.DEFAULT_CACHE) == (api.DEFAULT_STORE, api.DEFAULT_CACHE)
+    assert (defaults.DEFAULT_TENANT, defaults.DEGRADED_THRESHOLD) == (DEFAULT_TENANT, DEFAULT_THRESHOLD)
+    assert (defaults.GATE_ALPHA, defaults.GATE_MARGIN) == (releases.GATE_ALPHA, releases.GATE_MARGIN)
+
+
+# What `clineval --help` must not import: each costs from 0.05 s (jinja2) to a second (scipy.stats).
+HEAVY_FOR_HELP = ("scipy", "numpy", "jinja2", "sqlalchemy", "aiohttp", "alembic", "clineval.core.case")
+
+
+def test_importing_the_cli_imports_nothing_heavy() -> None:
+    out = _run_python(
+        "import sys\n"
+        "import clineval.cli.main\n"
+        f"print(sorted(m for m in {HEAVY_FOR_HELP!r} if m in sys.modules))"
+    )
+    assert out == "[]"
+
+
+def test_listing_runs_imports_neither_scipy_nor_jinja2(tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path}/runs.db"
+    ResultStore(store).close()
+    out = _run_python(
+        "import sys\n"
+        "from clineval.cli.main import app\n"
+        f"app(['runs', '--store', {store!r}], standalone_mode=False)\n"
+        "print(sorted(m for m in ('scipy', 'numpy', 'jinja2', 'alembic') if m in sys.modules))"
+    )
+    assert out.splitlines()[-1] == "[]"

@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from clineval.api import DEFAULT_STORE
+from clineval.cli.defaults import DEFAULT_STORE
 from clineval.core.errors import UserInputError
 
 __all__ = ["DEFAULT_STORE", "StoreOpt", "console", "err_console", "user_errors"]

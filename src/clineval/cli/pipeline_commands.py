@@ -9,7 +9,6 @@ from typing import Annotated
 import typer
 
 from clineval.cli.common import console, user_errors
-from clineval.pipelines import run_pipeline
 
 pipeline_app = typer.Typer(no_args_is_help=True, help="Scheduled evaluation pipelines (docs/pipelines.md).")
 
@@ -21,6 +20,8 @@ JsonOut = Annotated[Path | None, typer.Option("--json-out", help="Also write the
 
 
 def _run(kind: str, config: Path, store: str | None, json_out: Path | None) -> None:
+    from clineval.pipelines import run_pipeline
+
     result = run_pipeline(kind, config, store_url=store)
     console.print(result.summary(), highlight=False, markup=False, soft_wrap=True)
     if json_out is not None:

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from clineval import api, releases
-from clineval.analysis.gate import stored_choice
-from clineval.analysis.gate_roles import direction_of
 from clineval.cli.common import StoreOpt, console, user_errors
-from clineval.store.baselines import DEFAULT_TENANT, Baseline
+from clineval.cli.defaults import DEFAULT_STORE, DEFAULT_TENANT, GATE_ALPHA, GATE_MARGIN
+
+if TYPE_CHECKING:  # annotations only: each command imports the library it calls (fast `clineval --help`)
+    from clineval.store.baselines import Baseline
 
 baseline_app = typer.Typer(
     no_args_is_help=True, help="Named baselines (per tenant): promote, list, show, history."
@@ -55,7 +55,7 @@ def baseline_promote(
     run_id: Annotated[str, typer.Argument(help="Finished run id (or a unique prefix).")],
     name: Annotated[str, typer.Option("--name", help="Baseline name.")],
     tenant: TenantOpt = DEFAULT_TENANT,
-    store: StoreOpt = api.DEFAULT_STORE,
+    store: StoreOpt = DEFAULT_STORE,
     gate_metrics: Annotated[
         list[str] | None,
         typer.Option("--gate-metrics", help="Store: a gate against this baseline gates only these metrics."),
@@ -65,6 +65,8 @@ def baseline_promote(
     ] = None,
 ) -> None:
     """Snapshot a finished run's metrics as the next version of a named baseline."""
+    from clineval import releases
+
     b = releases.promote_baseline(
         store, run_id, name, tenant, gate_metrics=gate_metrics, track_metrics=track_metrics
     )
@@ -77,9 +79,11 @@ def baseline_promote(
 @user_errors
 def baseline_list(
     tenant: Annotated[str | None, typer.Option("--tenant", help="Only this tenant.")] = None,
-    store: StoreOpt = api.DEFAULT_STORE,
+    store: StoreOpt = DEFAULT_STORE,
 ) -> None:
     """The latest version of every baseline."""
+    from clineval import releases
+
     console.print(_baselines_table(releases.list_baselines(store, tenant), "baselines (latest versions)"))
 
 
@@ -88,9 +92,11 @@ def baseline_list(
 def baseline_history(
     name: Annotated[str, typer.Argument(help="Baseline name.")],
     tenant: TenantOpt = DEFAULT_TENANT,
-    store: StoreOpt = api.DEFAULT_STORE,
+    store: StoreOpt = DEFAULT_STORE,
 ) -> None:
     """Every promoted version of a baseline, oldest first."""
+    from clineval import releases
+
     console.print(_baselines_table(releases.baseline_history(store, name, tenant), f"history of {name}"))
 
 
@@ -101,9 +107,13 @@ def baseline_show(
     tenant: TenantOpt = DEFAULT_TENANT,
     version: Annotated[int | None, typer.Option(min=1, help="Version (default: latest).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the whole snapshot as JSON.")] = False,
-    store: StoreOpt = api.DEFAULT_STORE,
+    store: StoreOpt = DEFAULT_STORE,
 ) -> None:
     """One version of a baseline: its run and its metrics with their tiers."""
+    from clineval import releases
+    from clineval.analysis.gate import stored_choice
+    from clineval.analysis.gate_roles import direction_of
+
     b = releases.show_baseline(store, name, tenant, version)
     if as_json:
         record = {"name": b.name, "tenant": b.tenant, "version": b.version, "run_id": b.run_id}
@@ -140,11 +150,11 @@ def gate(
     version: Annotated[int | None, typer.Option(min=1, help="Baseline version (default: latest).")] = None,
     alpha: Annotated[
         float, typer.Option(help="statistical: a drop regresses when its Holm-adjusted p < alpha ...")
-    ] = releases.GATE_ALPHA,
+    ] = GATE_ALPHA,
     margin: Annotated[
         float, typer.Option(help="... or its 95% interval's upper bound < -margin.")
-    ] = releases.GATE_MARGIN,
-    store: StoreOpt = api.DEFAULT_STORE,
+    ] = GATE_MARGIN,
+    store: StoreOpt = DEFAULT_STORE,
     allow_tuned_cases: Annotated[
         bool, typer.Option(help="Gate a run that includes tuned-on (train) cases anyway.")
     ] = False,
@@ -152,6 +162,8 @@ def gate(
     track: TrackOpt = None,
 ) -> None:
     """Gate a candidate run against a baseline: exit 0 pass, 1 regression, 2 error (also: nothing gated)."""
+    from clineval import releases
+
     result = releases.gate_run(
         store,
         candidate,

@@ -7,19 +7,17 @@ import json
 import math
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.text import Text
 
 from clineval.cli.common import DEFAULT_STORE, StoreOpt, console, user_errors
-from clineval.core import EvalMetric
 from clineval.core.errors import UserInputError
-from clineval.feedback import feedback
 from clineval.report.layout import Col, print_records
-from clineval.store import ResultStore
-from clineval.store.migrate import current_revision
-from clineval.store.migrations import HEAD
+
+if TYPE_CHECKING:  # annotations only: each command imports the library it calls (fast `clineval --help`)
+    from clineval.core import EvalMetric
 
 db_app = typer.Typer(no_args_is_help=True, help="The store's schema: upgrade it, show its revision.")
 
@@ -28,6 +26,9 @@ db_app = typer.Typer(no_args_is_help=True, help="The store's schema: upgrade it,
 @user_errors
 def db_upgrade(store: StoreOpt = DEFAULT_STORE) -> None:
     """Create or migrate the store's tables to the newest schema (also done whenever a store is opened)."""
+    from clineval.store import ResultStore
+    from clineval.store.migrations import HEAD
+
     with ResultStore(store) as opened:
         console.print(f"{opened.display_url}: schema at revision {HEAD} (head)", highlight=False)
 
@@ -36,6 +37,10 @@ def db_upgrade(store: StoreOpt = DEFAULT_STORE) -> None:
 @user_errors
 def db_current(store: StoreOpt = DEFAULT_STORE) -> None:
     """Print the store's schema revision."""
+    from clineval.store import ResultStore
+    from clineval.store.migrate import current_revision
+    from clineval.store.migrations import HEAD
+
     with ResultStore(store, must_exist=True) as opened, opened.engine.connect() as conn:
         console.print(f"{current_revision(conn)} (head {HEAD})", highlight=False)
 
@@ -68,6 +73,8 @@ def results(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
 ) -> None:
     """List stored metric rows (eval_results): trends per tenant, run type, metric and condition."""
+    from clineval.store import ResultStore
+
     with ResultStore(store, must_exist=True) as opened:
         run_id = opened.resolve_run_id(run) if run is not None else None
         rows = opened.eval_results.query(
@@ -140,6 +147,8 @@ def feedback_command(
     ] = False,
 ) -> None:
     """Failure counts and failing cases of a run, for tuning; held-out cases are withheld."""
+    from clineval.feedback import feedback
+
     found = feedback(store, run_id, failing_only=not all_cases)
     console.print(json.dumps(found.to_dict(), indent=2), highlight=False, markup=False)
     if out is not None:
