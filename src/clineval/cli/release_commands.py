@@ -7,11 +7,11 @@ import sys
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.markup import escape
-from rich.table import Table
+from rich.text import Text
 
 from clineval.cli.common import StoreOpt, console, user_errors
 from clineval.cli.defaults import DEFAULT_STORE, DEFAULT_TENANT, GATE_ALPHA, GATE_MARGIN
+from clineval.report.layout import Cell, Col, print_records
 
 if TYPE_CHECKING:  # annotations only: each command imports the library it calls (fast `clineval --help`)
     from clineval.store.baselines import Baseline
@@ -19,6 +19,13 @@ if TYPE_CHECKING:  # annotations only: each command imports the library it calls
 baseline_app = typer.Typer(
     no_args_is_help=True, help="Named baselines (per tenant): promote, list, show, history."
 )
+
+_GATE_COLS = {
+    "task": Col("task", label=True),
+    "metric": Col("metric", label=True),
+    **{c: Col(c) for c in ("baseline", "candidate", "delta", "p")},
+    "note": Col("note", shrink=True, justify="left"),
+}
 
 TenantOpt = Annotated[str, typer.Option("--tenant", help="Tenant the baseline belongs to.")]
 MetricsOpt = Annotated[
@@ -36,17 +43,15 @@ def _num(value: float | None) -> str:
     return "n/a" if value is None or value != value else f"{value:.4f}"
 
 
-def _baselines_table(items: list[Baseline], title: str) -> Table:
-    table = Table(title=title)
-    for column in ("name", "tenant", "version", "run", "promoted_at (UTC)", "tasks"):
-        table.add_column(column)
-    for b in items:
-        tasks = ", ".join(sorted(b.snapshot.get("tasks", {})))
-        promoted = b.promoted_at.strftime("%Y-%m-%d %H:%M:%S")
-        table.add_row(
-            escape(b.name), escape(b.tenant), str(b.version), b.run_id[:12], promoted, escape(tasks)
-        )
-    return table
+def _print_baselines(items: list[Baseline], title: str) -> None:
+    cols = [Col("name", label=True), Col("tenant", label=True), Col("version"), Col("run", justify="left")]
+    cols += [Col("promoted_at (UTC)", justify="left"), Col("tasks", shrink=True, justify="left")]
+    rows = [
+        [b.name, b.tenant, str(b.version), b.run_id[:12], b.promoted_at.strftime("%Y-%m-%d %H:%M:%S"), tasks]
+        for b in items
+        for tasks in [", ".join(sorted(b.snapshot.get("tasks", {})))]
+    ]
+    print_records(console, cols, rows, title=Text(title))
 
 
 @baseline_app.command("promote")
@@ -84,7 +89,7 @@ def baseline_list(
     """The latest version of every baseline."""
     from clineval import releases
 
-    console.print(_baselines_table(releases.list_baselines(store, tenant), "baselines (latest versions)"))
+    _print_baselines(releases.list_baselines(store, tenant), "baselines (latest versions)")
 
 
 @baseline_app.command("history")
@@ -97,7 +102,7 @@ def baseline_history(
     """Every promoted version of a baseline, oldest first."""
     from clineval import releases
 
-    console.print(_baselines_table(releases.baseline_history(store, name, tenant), f"history of {name}"))
+    _print_baselines(releases.baseline_history(store, name, tenant), f"history of {name}")
 
 
 @baseline_app.command("show")
@@ -120,23 +125,19 @@ def baseline_show(
         record |= {"promoted_at": b.promoted_at.isoformat(), "snapshot": b.snapshot}
         sys.stdout.write(json.dumps(record, indent=2, default=str) + "\n")
         return
-    console.print(_baselines_table([b], f"baseline {b.name}"))
+    _print_baselines([b], f"baseline {b.name}")
     choice = stored_choice(b.snapshot)
     if choice:
         console.print(f"metrics named at promotion: {choice.describe()}", highlight=False, markup=False)
     for task, data in sorted(b.snapshot.get("tasks", {}).items()):
-        table = Table(title=f"task {task}")
-        table.add_column("metric")
-        table.add_column("tier")
-        table.add_column("role")
-        table.add_column("better")
-        table.add_column("value", justify="right")
         tiers = data.get("tiers", {})
-        for key, value in sorted(data.get("scores", {}).items()):
-            tier = tiers.get(key)
-            if (role := choice.role(key, tier)) != "never" and isinstance(value, float):
-                table.add_row(key, "-" if tier is None else str(tier), role, direction_of(key), _num(value))
-        console.print(table)
+        rows = [
+            [key, "-" if tiers.get(key) is None else str(tiers[key]), role, direction_of(key), _num(value)]
+            for key, value in sorted(data.get("scores", {}).items())
+            if (role := choice.role(key, tiers.get(key))) != "never" and isinstance(value, float)
+        ]
+        cols = [Col("metric", label=True), Col("tier"), Col("role"), Col("better"), Col("value")]
+        print_records(console, cols, rows, title=f"task {task}")
 
 
 @user_errors
@@ -181,28 +182,26 @@ def gate(
         f"gate {result.mode}: run {result.run_id[:12]} vs baseline {result.baseline_name} "
         f"v{result.baseline_version} (tenant {result.tenant})"
     )
-    table = Table(title=title)
     columns = ["task", "metric", "tier", "better", "baseline", "candidate", "delta", "p", "result"]
     if result.mode == "statistical":
         columns.append("note")
-    for column in columns:
-        table.add_column(column, justify="right" if column in ("baseline", "candidate", "delta") else "left")
     style = {"pass": "green", "fail": "bold red", "tracked": "dim"}
-    for row in result.rows:
-        delta = "n/a" if row.delta is None else f"{row.delta:+.4f}"
-        table.add_row(
-            escape(row.task),
-            escape(row.label),
+    rows: list[list[Cell]] = [
+        [
+            row.task,
+            row.label,
             "-" if row.tier is None else str(row.tier),
             row.direction,
             _num(row.baseline),
             _num(row.candidate),
-            delta,
+            "n/a" if row.delta is None else f"{row.delta:+.4f}",
             _num(row.p),
-            f"[{style[row.status]}]{row.status}[/]",
-            *([escape(row.note)] if result.mode == "statistical" else []),
-        )
-    console.print(table)
+            Text(row.status, style=style.get(row.status, "")),
+            *([row.note] if result.mode == "statistical" else []),
+        ]
+        for row in result.rows
+    ]
+    print_records(console, [_GATE_COLS.get(c, Col(c, justify="left")) for c in columns], rows, title=title)
     gating = f"{result.n_gating} gating metric{'s' * (result.n_gating != 1)}"
     if result.passed:
         console.print(f"[green]PASS[/green]: {gating}, none regressed; {result.n_tracked} tracked")
