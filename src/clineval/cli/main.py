@@ -297,7 +297,12 @@ def main() -> None:
     # Fewer collections of the youngest generation: start-up and a run allocate ~10^6 short-lived objects,
     # and the default threshold (700) spent ~5% of a 1,000-case live run's wall time in the collector.
     gc.set_threshold(100_000, 50, 100)
-    app()
+    try:
+        app()
+    finally:
+        # Every store, cache and report file is closed by now: spare the interpreter's exit from walking
+        # the ~10^6 objects of the imported libraries for cycles (0.1 s of a 1.7 s live run).
+        gc.freeze()
 
 
 if __name__ == "__main__":
