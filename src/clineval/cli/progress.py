@@ -22,17 +22,10 @@ from typing import IO, TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 
-if TYPE_CHECKING:  # the CLI's start-up stays light: the runner is imported only to run
+if TYPE_CHECKING:  # the CLI's start-up stays light: the runner (and rich's progress bar) only to run
+    from rich.progress import TaskID
+
     from clineval.core import CaseResult
     from clineval.runner.engine import TaskStats
 
@@ -72,6 +65,15 @@ def set_quiet(stdout: Console) -> None:
 
 class RichProgress:
     def __init__(self, console: Console) -> None:
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
         self.console = console
         self.progress = Progress(
             TextColumn("[bold]{task.description}"),

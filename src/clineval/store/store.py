@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from sqlalchemy import Row, Text, case, func, insert, select, type_coerce, update
 from sqlalchemy.engine import make_url
@@ -35,7 +35,9 @@ from clineval.store.tables import (
     utc,
     utcnow,
 )
-from clineval.store.writer import ResultWriter
+
+if TYPE_CHECKING:
+    from clineval.store.writer import ResultWriter
 
 DEFAULT_URL = "sqlite:///./.clineval/clineval.db"
 _NO_DATABASE = re.compile(r'database "[^"]*" does not exist')
@@ -281,6 +283,8 @@ class ResultStore:
     # -- case results -------------------------------------------------------------------------------
     def writer(self, run_id: str) -> ResultWriter:
         """A background writer appending CaseResults of ``run_id`` (which must exist)."""
+        from clineval.store.writer import ResultWriter  # only runs write: read commands start faster
+
         return ResultWriter(self.engine, self.resolve_run_id(run_id))
 
     def finished_keys(self, run_id: str) -> set[tuple[str, str]]:

@@ -36,7 +36,25 @@ from sqlalchemy import (
     UniqueConstraint,
     Uuid,
 )
-from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.engine import Dialect
+from sqlalchemy.types import TypeDecorator, TypeEngine
+
+
+class JsonDocument(TypeDecorator[Any]):
+    """JSON, stored as JSONB on PostgreSQL (indexable, compact). A decorator rather than
+    ``JSON().with_variant(JSONB(), "postgresql")`` so that opening a SQLite store does not import the
+    PostgreSQL dialect (a cost on every `clineval` command that reads a store)."""
+
+    impl = JSON
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect: Dialect) -> TypeEngine[Any]:
+        if dialect.name == "postgresql":
+            from sqlalchemy.dialects.postgresql import JSONB
+
+            return dialect.type_descriptor(JSONB())
+        return dialect.type_descriptor(JSON())
+
 
 metadata = MetaData()
 
@@ -127,7 +145,7 @@ eval_results = Table(
     Column("metric_value", Float, nullable=True),  # NULL: not scorable (NaN)
     Column("baseline_id", Integer, ForeignKey("baselines.id"), nullable=True),
     Column("passed_baseline", Boolean, nullable=True),
-    Column("metadata", JSON().with_variant(JSONB(), "postgresql"), nullable=False),
+    Column("metadata", JsonDocument(), nullable=False),
     CheckConstraint(
         "run_type IN ('nightly', 'weekly', 'config_gate', 'adhoc')", name="ck_eval_results_run_type"
     ),
