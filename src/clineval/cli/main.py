@@ -63,7 +63,7 @@ def _global_options(
 
 def _finish(run: RunResult, out: Path | None, gates: Sequence[GateDecision] = ()) -> None:
     from clineval.analysis import degradation
-    from clineval.report import print_run_summary, write_reports
+    from clineval.report import print_run_summary
 
     for warning in run.info.provenance.get("warnings", []):
         err_console.print(
@@ -73,6 +73,8 @@ def _finish(run: RunResult, out: Path | None, gates: Sequence[GateDecision] = ()
         err_console.print(escape(line), highlight=False, soft_wrap=True)
     print_run_summary(run, console)
     if out is not None:
+        from clineval.report import write_reports  # Jinja2 and the renderers only when writing reports
+
         paths = write_reports(run, out, gates)
         console.print(f"reports: {', '.join(str(p) for p in paths)}")
 
