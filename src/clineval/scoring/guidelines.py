@@ -5,7 +5,11 @@ The rules (``scoring/data/guideline_rules.yaml``, see ``clineval.scoring.rule_en
 the recommendation's ``recommended_actions`` (and ``when_to_escalate`` for escalation rules). Without a
 structured output, the lines of ``output.text`` stand for the recommended actions.
 
-Per case: ``value`` = 1 if every applicable rule is adherent, 0 if any is not, NaN if no rule applies
+Options: ``rules`` (a YAML rule file), ``threshold`` (matching), ``jurisdiction`` (where guidelines differ,
+e.g. ``nice`` | ``idsa_ats`` for pneumonia antibiotics; default: the rule file's ``jurisdictions.default``).
+
+Per case: ``value`` = 1 if every applicable rule is adherent (every required action found, no forbidden
+action recommended), 0 if any is not, NaN if no rule applies
 (rules that cannot be evaluated for missing data are "not applicable", never a pass). A failed system call
 scores 0 on a case with applicable rules (no recommendation followed the guideline). ``breakdown``:
 ``rules`` (every RuleResult with ``applicable`` not False: id, applicable, adherent, found expected actions
@@ -28,6 +32,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from clineval.core import Metric, MetricValue, Score, ScoringContext, SystemOutput
+from clineval.core.errors import SuiteError
 from clineval.metrics.basic import Accuracy
 from clineval.scoring.rule_engine import RuleSet, evaluate_rules, load_rules
 
@@ -37,6 +42,7 @@ class GuidelineOptions(BaseModel):
 
     rules: str | None = None  # a YAML rule file; default: the packaged rules
     threshold: float = Field(default=1.0, gt=0.0, le=1.0)
+    jurisdiction: str | None = None  # one of the rule file's jurisdictions (packaged: nice | idsa_ats)
 
 
 def recommendation_sections(output: SystemOutput) -> dict[str, list[str]]:
@@ -80,13 +86,21 @@ class GuidelineAdherenceScorer:
     def __init__(self, options: GuidelineOptions | None = None, ruleset: RuleSet | None = None) -> None:
         self.options = options or GuidelineOptions()
         self.ruleset = ruleset or load_rules(self.options.rules)
+        try:
+            self.jurisdiction = self.ruleset.jurisdiction(self.options.jurisdiction)
+        except ValueError as err:
+            raise SuiteError(f"guideline_adherence: {err}") from None
         self.metrics: Sequence[Metric] = (
             Accuracy(name="guideline_adherence"),
             RuleAdherenceRates([r.id for r in self.ruleset.rules]),
         )
 
     def __call__(self, ctx: ScoringContext) -> Score:
-        base: dict[str, Any] = {"rules_version": self.ruleset.version, "rules_sha256": self.ruleset.sha256}
+        base: dict[str, Any] = {
+            "rules_version": self.ruleset.version,
+            "rules_sha256": self.ruleset.sha256,
+            "jurisdiction": self.jurisdiction,
+        }
         patient = ctx.case.input.data.get("patient")
         if not isinstance(patient, Mapping):
             return Score(
@@ -97,7 +111,7 @@ class GuidelineAdherenceScorer:
             )
         failed = ctx.output.failed
         sections = {} if failed else recommendation_sections(ctx.output)
-        results = evaluate_rules(patient, sections, self.ruleset, self.options.threshold)
+        results = evaluate_rules(patient, sections, self.ruleset, self.options.threshold, self.jurisdiction)
         rows = [r.as_dict() for r in results if r.applicable is not False]
         applicable = [r.rule_id for r in results if r.applicable is True]
         adherent = [r.rule_id for r in results if r.adherent is True]
@@ -123,13 +137,20 @@ class GuidelineAdherenceScorer:
                 breakdown=breakdown,
                 explanation=error.message[:500] if error else None,
             )
-        missing = [f"{r.rule_id}: {', '.join(r.missing)}" for r in results if r.adherent is False]
-        ok = not missing
+        missing = [f"{r.rule_id}: {', '.join(r.missing)}" for r in results if r.missing]
+        forbidden = [
+            f"{r.rule_id}: {', '.join(f['forbidden'] for f in r.forbidden)}" for r in results if r.forbidden
+        ]
+        ok = not missing and not forbidden
+        why = [
+            *(["missing expected actions: " + "; ".join(missing)] if missing else []),
+            *(["forbidden actions recommended: " + "; ".join(forbidden)] if forbidden else []),
+        ]
         return Score(
             value=1.0 if ok else 0.0,
             label="adherent" if ok else "non_adherent",
             breakdown=breakdown,
-            explanation=None if ok else "missing expected actions: " + "; ".join(missing),
+            explanation=None if ok else " / ".join(why),
         )
 
 

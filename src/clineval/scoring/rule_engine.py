@@ -32,7 +32,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from clineval.scoring.rule_model import ActionGroup, AnyOfContext, Rule, RuleSet, load_rules, parse_rules
+from clineval.scoring.rule_actions import find_expected, find_forbidden
+from clineval.scoring.rule_model import AnyOfContext, Context, Rule, RuleSet, load_rules, parse_rules
 from clineval.scoring.rule_patient import _names_any, _texts, check_item, curb65, lab_value, names
 
 __all__ = [
@@ -61,6 +62,7 @@ class RuleResult:
     missing: list[str] = field(default_factory=list)
     reason: str = ""
     escalation: bool = False
+    forbidden: list[dict[str, str]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -71,6 +73,7 @@ class RuleResult:
             "missing": list(self.missing),
             "reason": self.reason,
             "escalation": self.escalation,
+            "forbidden": [dict(f) for f in self.forbidden],
         }
 
 
@@ -84,11 +87,42 @@ def matched_condition(rule: Rule, patient: Mapping[str, Any]) -> str | None:
     return None
 
 
+def holds(context: Context, patient: Mapping[str, Any], ruleset: RuleSet) -> tuple[bool | None, list[str]]:
+    """Three-valued AND of context groups (a group: one item, or ``any_of`` items ORed) and the notes."""
+    notes: list[str] = []
+    unknown = False
+    for group in context:
+        items = group.any_of if isinstance(group, AnyOfContext) else [group]
+        outcomes = [check_item(item, patient, ruleset) for item in items]
+        notes.extend(note for _, note in outcomes)
+        values = [ok for ok, _ in outcomes]
+        if True in values:
+            continue
+        if None in values:
+            unknown = True
+            continue
+        return False, notes
+    return (None if unknown else True), notes
+
+
+def exclusion(rule: Rule, patient: Mapping[str, Any], ruleset: RuleSet) -> str | None:
+    """The first ``exclude_if`` item known to hold for the patient (described), or None."""
+    for group in rule.exclude_if:
+        ok, notes = holds([group], patient, ruleset)
+        if ok is True:
+            return f"{group.describe()} ({'; '.join(notes)})"
+    return None
+
+
 def applicability(rule: Rule, patient: Mapping[str, Any], ruleset: RuleSet) -> tuple[bool | None, str]:
-    """(True | False | None, why): three-valued AND of the condition and every context item."""
+    """(True | False | None, why): three-valued AND of the condition and every context item; False when
+    an ``exclude_if`` item holds."""
     cond = matched_condition(rule, patient)
     if cond is None:
         return False, "condition not present"
+    excluded = exclusion(rule, patient, ruleset)
+    if excluded is not None:
+        return False, f"excluded: {excluded}"
     notes: list[str] = [] if cond == "*" else [f"condition: {cond!r}"]
     unknown = False
     for group in rule.context:
@@ -107,41 +141,53 @@ def applicability(rule: Rule, patient: Mapping[str, Any], ruleset: RuleSet) -> t
     return True, "; ".join(notes)
 
 
+def _selected(tags: Sequence[str], jurisdiction: str | None) -> bool:
+    return not tags or jurisdiction is None or jurisdiction in tags
+
+
 def evaluate_rule(
     rule: Rule,
     patient: Mapping[str, Any],
     sections: Mapping[str, Sequence[str]],
     ruleset: RuleSet,
     threshold: float = 1.0,
+    jurisdiction: str | None = None,
 ) -> RuleResult:
+    """One rule on one patient and recommendation. Adherent: every required expected action is found (an
+    action with ``when`` is required only where its context holds; an item tagged with jurisdictions only
+    under one of them) and no forbidden action whose ``when`` holds is recommended."""
     applicable, reason = applicability(rule, patient, ruleset)
     if applicable is not True:
         return RuleResult(rule.id, applicable, None, reason=reason, escalation=rule.escalation)
     names_ = ["recommended_actions", *(["when_to_escalate"] if rule.escalation else [])]
     found: list[dict[str, str]] = []
     missing: list[str] = []
+    notes: list[str] = [reason] if reason else []
     for expected in rule.expected_actions:
-        options = expected.any_of if isinstance(expected, ActionGroup) else [expected]
-        label = expected.label if isinstance(expected, ActionGroup) else expected.action
-        hit = None
-        for section in names_:
-            for option in options:
-                match = _names_any(list(sections.get(section, ())), option.terms, threshold)
-                if match:
-                    hit = {
-                        "expected": label,
-                        "matched_term": match[1],
-                        "matched_text": match[0][:200],
-                        "section": section,
-                    }
-                    break
-            if hit:
-                break
+        if not _selected(expected.jurisdictions, jurisdiction):
+            continue
+        if expected.when:
+            required, why = holds(expected.when, patient, ruleset)
+            if required is not True:
+                state = "not evaluable" if required is None else "not indicated"
+                notes.append(f"{expected.label}: {state} ({'; '.join(why)})")
+                continue
+        hit = find_expected(expected, sections, names_, threshold)
         if hit:
             found.append(hit)
         else:
-            missing.append(label)
-    return RuleResult(rule.id, True, not missing, found, missing, reason, rule.escalation)
+            missing.append(expected.label)
+    violations: list[dict[str, str]] = []
+    for forbidden in rule.forbidden_actions:
+        if not _selected(forbidden.jurisdictions, jurisdiction):
+            continue
+        if forbidden.when and holds(forbidden.when, patient, ruleset)[0] is not True:
+            continue
+        violation = find_forbidden(forbidden, sections, threshold)
+        if violation:
+            violations.append(violation)
+    adherent = not missing and not violations
+    return RuleResult(rule.id, True, adherent, found, missing, "; ".join(notes), rule.escalation, violations)
 
 
 def evaluate_rules(
@@ -149,11 +195,16 @@ def evaluate_rules(
     recommendation_text_sections: Mapping[str, Sequence[str]],
     ruleset: RuleSet | None = None,
     threshold: float = 1.0,
+    jurisdiction: str | None = None,
 ) -> list[RuleResult]:
     """One RuleResult per rule, in the rule file's order. ``recommendation_text_sections``:
-    ``{"recommended_actions": [action texts], "when_to_escalate": [texts]}``."""
+    ``{"recommended_actions": [action texts], "when_to_escalate": [texts]}``. ``jurisdiction``: one of the
+    rule file's ``jurisdictions.options`` (None: its default); an unknown one raises ValueError."""
     rules = ruleset or load_rules()
-    return [evaluate_rule(r, patient, recommendation_text_sections, rules, threshold) for r in rules.rules]
+    chosen = rules.jurisdiction(jurisdiction)
+    return [
+        evaluate_rule(r, patient, recommendation_text_sections, rules, threshold, chosen) for r in rules.rules
+    ]
 
 
 def applicable_rules(patient: Mapping[str, Any], ruleset: RuleSet | None = None) -> list[Rule]:

@@ -10,7 +10,7 @@ import re
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -18,11 +18,19 @@ from clineval.core.errors import DataFileError
 from clineval.core.safe_yaml import safe_load
 
 Op = Literal[">", ">=", "<", "<=", "==", "present", "absent"]
-KINDS = ("lab", "vital", "score", "ef", "finding", "measurement")
+KINDS = ("lab", "vital", "score", "ef", "finding", "measurement", "allergy", "age", "event")
+TEXT_KINDS = ("finding", "allergy")  # matched as text (present | absent); the others are numbers
 NEGATION = re.compile(
     r"\b(avoid|avoiding|do not|don't|not|no|hold|withhold|omit|stop|discontinue|contraindicated|never)\b",
     re.IGNORECASE,
 )
+# Patient facts: a clause with one of these is not a fact about the patient ("family history of cancer").
+PATIENT_NEGATION = re.compile(
+    r"\b(no|not|denies|denied|negative for|ruled out|excluded|resolved|family history|fh)\b",
+    re.IGNORECASE,
+)
+# What follows these in a clause is not given / not present ("insulin without glucose" names no glucose).
+CUT = re.compile(r"\b(without|instead of|rather than|in place of)\b.*$", re.IGNORECASE)
 _CLAUSE = re.compile(r"[;.]\s+|[;.]$|\s+but\s+", re.IGNORECASE)
 CONFUSION = ("confusion", "acute confusion", "altered mental status", "delirium", "disorientation")
 
@@ -44,6 +52,9 @@ class ContextItem(_Model):
     ef: str | None = None
     finding: str | None = None
     measurement: str | None = None
+    allergy: str | None = None  # patient.allergies (text)
+    age: str | None = None  # patient.age (years); write ``age: years``
+    event: str | None = None  # patient.events [{name, days_ago}]: op/value compare days_ago
     op: Op
     value: float | None = None
     unit: str | None = None
@@ -54,8 +65,10 @@ class ContextItem(_Model):
         kinds = [k for k in KINDS if getattr(self, k) is not None]
         if len(kinds) != 1:
             raise ValueError(f"a context item names exactly one of {', '.join(KINDS)}; got {kinds}")
-        if self.op in ("present", "absent") and kinds[0] != "finding":
-            raise ValueError(f"op {self.op!r} is for findings only")
+        if self.op in ("present", "absent") and kinds[0] not in TEXT_KINDS:
+            raise ValueError(f"op {self.op!r} is for findings and allergies only")
+        if kinds[0] in TEXT_KINDS and self.op not in ("present", "absent"):
+            raise ValueError(f"a {kinds[0]} item takes op present or absent")
         if self.op not in ("present", "absent") and self.value is None:
             raise ValueError(f"op {self.op!r} needs a value")
         return self
@@ -82,21 +95,78 @@ class AnyOfContext(_Model):
         return " or ".join(item.describe() for item in self.any_of)
 
 
+Context = list[ContextItem | AnyOfContext]
+
+
+class Quote(_Model):
+    """The recommendation a rule encodes, as written in the guideline (``paraphrased`` when not verbatim)."""
+
+    guideline: str
+    year: int
+    section: str
+    class_: str = Field(alias="class")
+    level: str
+    text: str
+    paraphrased: bool = False
+
+
 class ActionSpec(_Model):
+    """An action named by ``action`` or a synonym. A clause that also names a ``not_if_naming`` term counts
+    only through a term that names it too ("metoprolol (beta-blocker)" is not an evidence-based
+    beta-blocker; "metoprolol succinate" is)."""
+
     action: str
     synonyms: list[str] = Field(default_factory=list)
+    not_if_naming: list[str] = Field(default_factory=list)
 
     @property
     def terms(self) -> list[str]:
         return [self.action, *self.synonyms]
 
+    @property
+    def label(self) -> str:
+        return self.action
 
-class ActionGroup(_Model):
-    any_of: list[ActionSpec] = Field(min_length=1)
+
+class Regimen(_Model):
+    """An alternative made of several actions, all required (each may be on any line)."""
+
+    regimen: str
+    all_of: list[ActionSpec] = Field(min_length=1)
 
     @property
     def label(self) -> str:
-        return " or ".join(a.action for a in self.any_of)
+        return self.regimen
+
+
+class _Expected(_Model):
+    when: Context = Field(default_factory=list)  # required only when these hold (all)
+    jurisdictions: list[str] = Field(default_factory=list)  # [] = every jurisdiction
+
+
+class ExpectedAction(ActionSpec, _Expected):
+    """A required action (``when``: only for patients where those context items hold)."""
+
+
+class ActionGroup(_Expected):
+    """Alternatives: satisfied by any one action or regimen."""
+
+    any_of: list[ActionSpec | Regimen] = Field(min_length=1)
+    name: str | None = None
+
+    @property
+    def label(self) -> str:
+        return self.name or " or ".join(a.label for a in self.any_of)
+
+
+class ForbiddenAction(ActionSpec):
+    """An action that makes a recommendation non-adherent when ``when`` holds for the patient, unless the
+    recommendation also names one of ``unless_with`` (a required companion: insulin without glucose)."""
+
+    when: Context = Field(default_factory=list)
+    unless_with: list[str] = Field(default_factory=list)
+    jurisdictions: list[str] = Field(default_factory=list)
+    reason: str
 
 
 class Rule(_Model):
@@ -104,21 +174,42 @@ class Rule(_Model):
     title: str
     condition: list[str]
     condition_exclude: list[str] = Field(default_factory=list)
-    context: list[ContextItem | AnyOfContext] = Field(default_factory=list)
-    expected_actions: list[ActionSpec | ActionGroup] = Field(min_length=1)
+    exclude_if: Context = Field(default_factory=list)  # any item holding -> the rule does not apply
+    context: Context = Field(default_factory=list)
+    expected_actions: list[ExpectedAction | ActionGroup] = Field(min_length=1)
+    forbidden_actions: list[ForbiddenAction] = Field(default_factory=list)
     escalation: bool = False
     escalation_reason: str | None = None
+    recommendation: list[Quote] = Field(default_factory=list)
+    cannot_judge: str | None = None
     source: str
     class_: str = Field(alias="class")
     level: str
 
-    def action_labels(self) -> list[str]:
-        """One name per expected action: the action, or the alternatives of a group joined by " or "."""
-        return [a.action if isinstance(a, ActionSpec) else a.label for a in self.expected_actions]
+    def action_labels(self, jurisdiction: str | None = None) -> list[str]:
+        """One name per expected action (alternatives joined by " or "), for ``jurisdiction`` if given."""
+        return [
+            a.label
+            for a in self.expected_actions
+            if jurisdiction is None or not a.jurisdictions or jurisdiction in a.jurisdictions
+        ]
+
+    def contexts(self) -> list[ContextItem]:
+        """Every context item of the rule (applicability, exclusions, conditional and forbidden actions)."""
+        groups: list[ContextItem | AnyOfContext] = [*self.context, *self.exclude_if]
+        for item in [*self.expected_actions, *self.forbidden_actions]:
+            groups.extend(item.when)
+        return [i for g in groups for i in (g.any_of if isinstance(g, AnyOfContext) else [g])]
+
+
+class Jurisdictions(_Model):
+    default: str
+    options: dict[str, str] = Field(min_length=1)  # name -> what it selects
 
 
 class RuleSet(_Model):
     version: str
+    jurisdictions: Jurisdictions | None = None
     labs: dict[str, LabDef] = Field(default_factory=dict)
     rules: list[Rule] = Field(min_length=1)
     sha256: str = ""
@@ -130,17 +221,35 @@ class RuleSet(_Model):
         dupes = sorted({i for i in ids if ids.count(i) > 1})
         if dupes:
             raise ValueError(f"duplicate rule ids: {dupes}")
+        known = set(self.jurisdictions.options) if self.jurisdictions else set()
+        if self.jurisdictions and self.jurisdictions.default not in known:
+            raise ValueError(f"default jurisdiction {self.jurisdictions.default!r} is not an option")
         for rule in self.rules:
-            for group in rule.context:
-                for item in group.any_of if isinstance(group, AnyOfContext) else [group]:
-                    if item.lab is None:
-                        continue
+            for tagged in [*rule.expected_actions, *rule.forbidden_actions]:
+                unknown = sorted(set(tagged.jurisdictions) - known)
+                if unknown:
+                    raise ValueError(f"rule {rule.id}: unknown jurisdictions {unknown}")
+            for item in rule.contexts():
+                if item.lab is not None:
                     lab = self.labs.get(item.lab)
                     if lab is None:
                         raise ValueError(f"rule {rule.id}: lab {item.lab!r} is not in the labs table")
                     if item.unit is not None and item.unit != lab.unit:
                         raise ValueError(f"rule {rule.id}: {item.lab} threshold must be in {lab.unit}")
         return self
+
+    def jurisdiction(self, name: str | None) -> str | None:
+        """``name`` checked against the options (None: the default; None too when there are none)."""
+        if self.jurisdictions is None:
+            if name is not None:
+                raise ValueError(f"the rules {self.source} define no jurisdictions; got {name!r}")
+            return None
+        if name is None:
+            return self.jurisdictions.default
+        if name not in self.jurisdictions.options:
+            options = ", ".join(sorted(self.jurisdictions.options))
+            raise ValueError(f"unknown jurisdiction {name!r} (options: {options})")
+        return name
 
     def rule(self, rule_id: str) -> Rule:
         for rule in self.rules:
@@ -155,10 +264,31 @@ def parse_rules(data: bytes, source: str) -> RuleSet:
     if not isinstance(raw, dict):
         raise DataFileError("guideline rules must be a mapping {version, labs, rules}", path=source)
     digest = "sha256:" + hashlib.sha256(data).hexdigest()
+    terms = raw.pop("terms", None) or {}
+    if not isinstance(terms, dict) or not all(isinstance(v, list) for v in terms.values()):
+        raise DataFileError("guideline rules: 'terms' must map names to lists of terms", path=source)
     try:
+        raw = _expand_terms(raw, terms)
         return RuleSet.model_validate({**raw, "sha256": digest, "source": source})
+    except KeyError as err:
+        raise DataFileError(f"invalid guideline rules: unknown term list {err}", path=source) from None
     except ValidationError as err:
         raise DataFileError(f"invalid guideline rules: {err}", path=source) from None
+
+
+def _expand_terms(node: Any, terms: dict[str, list[Any]]) -> Any:
+    """Replace each list item ``"@name"`` by the items of ``terms[name]`` (shared drug lists)."""
+    if isinstance(node, dict):
+        return {k: _expand_terms(v, terms) for k, v in node.items()}
+    if isinstance(node, list):
+        out: list[Any] = []
+        for item in node:
+            if isinstance(item, str) and item.startswith("@"):
+                out.extend(terms[item[1:]])
+            else:
+                out.append(_expand_terms(item, terms))
+        return out
+    return node
 
 
 @lru_cache(maxsize=8)

@@ -7,7 +7,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from clineval.scoring.rule_model import _CLAUSE, CONFUSION, NEGATION, ContextItem, RuleSet, load_rules
+from clineval.scoring.rule_model import (
+    _CLAUSE,
+    CONFUSION,
+    CUT,
+    NEGATION,
+    PATIENT_NEGATION,
+    ContextItem,
+    RuleSet,
+    load_rules,
+)
 from clineval.text.matching import PreparedText, explain_match, prepare
 
 # ---------------------------------------------------------------- matching
@@ -26,14 +35,17 @@ def names(candidate: str, term: str, threshold: float = 1.0) -> bool:
     return result.rule != "containment" or _forward(cand, target) or result.recall >= threshold
 
 
-def clauses(text: str) -> list[str]:
-    """The clauses of a recommendation line that carry no negation cue."""
-    return [c for c in _CLAUSE.split(text) if c.strip() and not NEGATION.search(c)]
+def clauses(text: str, negation: Any = NEGATION) -> list[str]:
+    """The clauses of a line that carry no negation cue, each cut before "without", "instead of"..."""
+    cut = (CUT.sub("", c) for c in _CLAUSE.split(text))
+    return [c for c in cut if c.strip() and not negation.search(c)]
 
 
-def _names_any(texts: Sequence[str], terms: Sequence[str], threshold: float) -> tuple[str, str] | None:
+def _names_any(
+    texts: Sequence[str], terms: Sequence[str], threshold: float, negation: Any = NEGATION
+) -> tuple[str, str] | None:
     for text in texts:
-        for clause in clauses(text):
+        for clause in clauses(text, negation):
             for term in terms:
                 if names(clause, term, threshold):
                     return text, term
@@ -87,10 +99,28 @@ def _texts(patient: Mapping[str, Any], *keys: str) -> list[str]:
     return out
 
 
-def has_finding(patient: Mapping[str, Any], terms: Sequence[str]) -> str | None:
-    """The first condition / CXR label / finding naming one of ``terms`` (threshold 1.0), or None."""
-    hit = _names_any(_texts(patient, "conditions", "cxr", "findings"), terms, 1.0)
+FACT_FIELDS = ("conditions", "cxr", "findings", "note")
+
+
+def has_finding(
+    patient: Mapping[str, Any], terms: Sequence[str], fields: Sequence[str] = FACT_FIELDS
+) -> str | None:
+    """The first condition / CXR label / finding / note clause naming one of ``terms`` (threshold 1.0) in a
+    clause that is not negated or about someone else ("no consolidation", "family history of ..."),
+    or None."""
+    hit = _names_any(_texts(patient, *fields), terms, 1.0, PATIENT_NEGATION)
     return hit[0] if hit else None
+
+
+def event_days(patient: Mapping[str, Any], terms: Sequence[str]) -> float | None:
+    """Fewest ``days_ago`` of the ``events`` ([{name, days_ago}]) whose name names one of ``terms``."""
+    days = [
+        _number(e.get("days_ago"))
+        for e in patient.get("events") or []
+        if isinstance(e, Mapping) and any(names(str(e.get("name", "")), t) for t in terms)
+    ]
+    known = [d for d in days if d is not None]
+    return min(known) if known else None
 
 
 def curb65(patient: Mapping[str, Any], ruleset: RuleSet | None = None) -> int | None:
@@ -108,7 +138,7 @@ def curb65(patient: Mapping[str, Any], ruleset: RuleSet | None = None) -> int | 
     if age is None or rr is None or (urea is None and bun is None) or (not low_bp and None in (sbp, dbp)):
         return None
     raised_urea = urea > 7.0 if urea is not None else (bun is not None and bun > 19.0)
-    confusion = has_finding(patient, CONFUSION) is not None
+    confusion = has_finding(patient, CONFUSION, ("conditions", "cxr", "findings")) is not None
     return int(confusion) + int(raised_urea) + int(rr >= 30) + int(low_bp) + int(age >= 65)
 
 
@@ -122,6 +152,12 @@ def _observe(item: ContextItem, patient: Mapping[str, Any], ruleset: RuleSet) ->
         value = _number(patient.get("ef"))
     elif kind == "measurement":
         value = _number((patient.get("measurements") or {}).get(name))
+    elif kind == "age":
+        value = _number(patient.get("age"))
+    elif kind == "event":
+        value = event_days(patient, [name, *item.synonyms])
+        if value is None:  # no such event recorded: it did not happen recently
+            return None, f"{name}: no recorded event"
     else:  # score
         value = _number((patient.get("scores") or {}).get(name))
         if value is None and name == "curb65":
@@ -134,8 +170,11 @@ def _observe(item: ContextItem, patient: Mapping[str, Any], ruleset: RuleSet) ->
 
 def check_item(item: ContextItem, patient: Mapping[str, Any], ruleset: RuleSet) -> tuple[bool | None, str]:
     """Whether one context item holds (None: cannot be evaluated) and what was observed."""
-    if item.kind == "finding":
-        hit = has_finding(patient, [item.name, *item.synonyms])
+    if item.kind == "event" and event_days(patient, [item.name, *item.synonyms]) is None:
+        return False, f"{item.name}: no recorded event"
+    if item.kind in ("finding", "allergy"):
+        fields = ("allergies",) if item.kind == "allergy" else FACT_FIELDS
+        hit = has_finding(patient, [item.name, *item.synonyms], fields)
         present = hit is not None
         note = f"{item.name}: {'found in ' + repr(hit) if hit else 'not found'}"
         return (present if item.op == "present" else not present), note

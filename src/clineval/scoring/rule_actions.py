@@ -1,0 +1,91 @@
+"""The recommendation side of a guideline rule: is an action, a regimen or a forbidden action named?
+
+A recommendation is a mapping of section name -> texts (``recommended_actions``, ``when_to_escalate``).
+Each text is split into clauses (``;``, ``.``, " but "); a clause with a negation cue ("do not", "avoid",
+"hold", "contraindicated"...) names nothing. A clause names an action when it names the action or one of
+its synonyms (``rule_patient.names``, forward only, at ``threshold``) and that term is not undercut: a
+clause that also names a ``not_if_naming`` term counts only through a term that names that term too (so
+"metoprolol (beta-blocker)" is not an evidence-based beta-blocker while "metoprolol succinate" is).
+
+* An expected action is found when some clause of the searched sections names it; an ``any_of`` group
+  when one alternative is found; a regimen (``all_of``) when every member is found (on any lines).
+* A forbidden action is a violation when some clause of *any* section names it (a recommendation to
+  thrombolyse written under "when to escalate" is still a recommendation to thrombolyse) and no clause of
+  any section names one of its ``unless_with`` companions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from clineval.scoring.rule_model import ActionGroup, ActionSpec, ExpectedAction, ForbiddenAction, Regimen
+from clineval.scoring.rule_patient import clauses, names
+
+Sections = Mapping[str, Sequence[str]]
+
+
+def _clause_names(clause: str, spec: ActionSpec, threshold: float) -> str | None:
+    """The term of ``spec`` that ``clause`` names without being undercut, or None."""
+    vetoes = [v for v in spec.not_if_naming if names(clause, v)]
+    for term in spec.terms:
+        if names(clause, term, threshold) and all(names(term, v) for v in vetoes):
+            return term
+    return None
+
+
+def find_action(
+    spec: ActionSpec, sections: Sections, section_names: Sequence[str], threshold: float
+) -> dict[str, str] | None:
+    """Where ``spec`` is named: {matched_term, matched_text, section}, or None."""
+    for section in section_names:
+        for text in sections.get(section, ()):
+            for clause in clauses(text):
+                term = _clause_names(clause, spec, threshold)
+                if term is not None:
+                    return {"matched_term": term, "matched_text": text[:200], "section": section}
+    return None
+
+
+def _find_option(
+    option: ActionSpec | Regimen, sections: Sections, section_names: Sequence[str], threshold: float
+) -> dict[str, str] | None:
+    if isinstance(option, ActionSpec):
+        return find_action(option, sections, section_names, threshold)
+    hits = [find_action(member, sections, section_names, threshold) for member in option.all_of]
+    if any(h is None for h in hits):
+        return None
+    found = [h for h in hits if h is not None]
+    return {
+        "matched_term": " + ".join(h["matched_term"] for h in found),
+        "matched_text": " | ".join(h["matched_text"] for h in found)[:400],
+        "section": found[0]["section"],
+    }
+
+
+def find_expected(
+    expected: ExpectedAction | ActionGroup, sections: Sections, section_names: Sequence[str], threshold: float
+) -> dict[str, str] | None:
+    """{expected, matched_term, matched_text, section} for the first alternative found, or None."""
+    options: list[ActionSpec | Regimen] = (
+        list(expected.any_of) if isinstance(expected, ActionGroup) else [expected]
+    )
+    for option in options:
+        hit = _find_option(option, sections, section_names, threshold)
+        if hit is not None:
+            alternative = {} if option.label == expected.label else {"alternative": option.label}
+            return {"expected": expected.label, **alternative, **hit}
+    return None
+
+
+def find_forbidden(forbidden: ForbiddenAction, sections: Sections, threshold: float) -> dict[str, str] | None:
+    """{forbidden, matched_term, matched_text, section, reason} when the recommendation names the action
+    and none of its ``unless_with`` companions; else None."""
+    every = list(sections)
+    hit = find_action(forbidden, sections, every, threshold)
+    if hit is None:
+        return None
+    if forbidden.unless_with:
+        companion = ActionSpec(action=forbidden.unless_with[0], synonyms=forbidden.unless_with[1:])
+        if find_action(companion, sections, every, threshold) is not None:
+            return None
+    return {"forbidden": forbidden.action, **hit, "reason": forbidden.reason}
