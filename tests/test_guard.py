@@ -153,6 +153,20 @@ RED_FLAG_PATIENTS: dict[str, dict[str, Any]] = {
     "high_risk_pe": {"conditions": ["pulmonary embolism"], "vitals": {"sbp": 82}},
     "severe_hyperkalaemia": {"labs": [{"name": "K+", "value": "6.9", "unit": "mEq/L"}]},
     "severe_acidaemia": {"labs": [{"name": "Arterial pH", "value": 7.12}]},
+    "hypercapnic_acidosis": {
+        "labs": [{"name": "pH", "value": 7.31}, {"name": "PaCO2", "value": 8.2, "unit": "kPa"}]
+    },
+    "hyperkalaemia_ecg_changes": {
+        "labs": [{"name": "K+", "value": 6.1, "unit": "mmol/L"}],
+        "ecg": "peaked T waves",
+    },
+    "severe_hypokalaemia": {"labs": [{"name": "Potassium", "value": 2.3, "unit": "mmol/L"}]},
+    "very_high_risk_nste_acs": {"conditions": ["NSTEMI"], "note": "Recurrent chest pain despite GTN."},
+    "cardiogenic_shock": {"conditions": ["cardiogenic shock"]},
+    "cardiac_arrest": {"note": "Found pulseless, CPR started."},
+    "deteriorating_consciousness": {"note": "New confusion since this morning."},
+    "news2_high": {"scores": {"NEWS2": 8}},
+    "massive_haemoptysis": {"complaint": "massive haemoptysis"},
     "severe_hypoxaemia": {"vitals": {"spo2": 84}},
     "lactate_high": {"labs": [{"name": "Lactate", "value": 4.6, "unit": "mmol/L"}]},
     "sepsis_hypotension": {"vitals": {"sbp": 84}, "conditions": ["community-acquired pneumonia"]},
@@ -316,7 +330,8 @@ def test_escalation_scorer_recall_and_reference() -> None:
     hit = scorer(
         ctx(out(rec(when_to_escalate="IV calcium gluconate, insulin-dextrose, call renal")), patient)
     )
-    miss = scorer(ctx(out(GOOD), patient))
+    # v2: naming a test or a drug alone is not an escalation
+    miss = scorer(ctx(out(rec(when_to_escalate="Recheck potassium (K) and give salbutamol")), patient))
     quiet = scorer(ctx(out(GOOD), HEALTHY))
     assert (hit.value, miss.value) == (1.0, 0.0) and math.isnan(quiet.value)
     metrics: dict[str, Any] = {}

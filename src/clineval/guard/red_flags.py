@@ -2,52 +2,57 @@
 
 The flags, their conditions, guideline sources and escalation terms live in ``data/red_flags.yaml``
 (loaded once at import, or from a path with ``RedFlagSet.load``). ``RedFlagSet.detect(patient)`` reads
-the patient record of CONTRACTS.md (``labs: [{name, value, unit, flag}]``, ``vitals``, ``scores``,
+the patient record (``labs: [{name, value, unit, flag}]``, ``vitals``, ``scores``, ``age``,
 ``conditions``, ``note``, ``cxr``; also ``ecg`` and ``complaint`` when present) and returns the flags
 that fire, each with the evidence that fired it. Pure: no I/O after loading.
 
+Labs (v2): a lab row may also carry ``specimen`` (or ``sample``/``sample_type``), ``assay``, ``time`` (or
+``collected``) and ``haemolysed`` (or ``hemolyzed``), all optional. A row whose name or specimen names a
+non-blood specimen (pleural fluid, urine, CSF...) or a concept's own exclusion (ScvO2 for SpO2) is not
+that concept. Per concept only the **latest** sample counts (by ``time`` when every sample has one, else
+the last in the list), so a normal repeat supersedes an earlier haemolysed or abnormal one. Values are
+converted to the concept's unit with the file's ``units`` factors; a unit the file does not list makes
+the value unreadable (only the lab's own flag can then fire).
+
 Mentions are negation-aware: a term preceded within 3 tokens by "no", "not", "denies", "without",
 "negative", "absent" in the same clause, or followed by "ruled out" / "excluded" / "unlikely", does not
-count ("no chest pain", "PE ruled out").
+count ("no chest pain", "PE ruled out"). A term inside a longer ``lookalikes`` phrase does not count
+("ST elevation" in "non-ST elevation MI"), and a ``headers`` word followed by ":" is a section header
+("PE:" = physical examination).
 """
 
 from __future__ import annotations
 
-import math
-import operator
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from clineval.core.errors import DataFileError
 from clineval.core.safe_yaml import safe_load
+from clineval.guard.red_flag_conditions import (
+    Condition,
+    Facts,
+    LabRow,
+    all_condition,
+    any_condition,
+    as_number,
+    lab_condition,
+    mention_condition,
+    not_condition,
+    number_condition,
+)
 from clineval.guard.terms import TermIndex, stemmed_tokens
 
-_OPS: dict[str, Callable[[float, float], bool]] = {
-    "<": operator.lt,
-    "<=": operator.le,
-    ">": operator.gt,
-    ">=": operator.ge,
-}
+__all__ = ["DEFAULT_RED_FLAGS", "RedFlag", "RedFlagHit", "RedFlagSet", "as_number"]
+
 _NEGATORS = frozenset(stemmed_tokens("no not denies denied without negative absent"))
 _AFTER_NEGATORS = (stemmed_tokens("ruled out"), stemmed_tokens("excluded"), stemmed_tokens("unlikely"))
-_NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
 _CLAUSE = re.compile(r"[;,:!?\n]|\.(?!\d)")  # negation does not cross a clause boundary
 _TEXT_KEYS = ("note", "ecg", "cxr", "complaint", "chief_complaint", "symptoms", "history")
-
-
-def as_number(value: Any) -> float | None:
-    """A float from a number or a string like "6.8", ">6.5", "6.8 mmol/L"; None otherwise."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return float(value) if math.isfinite(value) else None
-    if isinstance(value, str):
-        found = _NUMBER.search(value)
-        return float(found.group()) if found else None
-    return None
+_ALL = "*"  # exclusion of every concept (a non-blood specimen)
 
 
 def _unit(unit: Any) -> str:
@@ -66,71 +71,6 @@ class RedFlagHit:
 
 
 @dataclass(frozen=True, slots=True)
-class _Facts:
-    labs: Mapping[str, list[tuple[str, float | None, str, str]]]  # concept -> (name, value, unit, flag)
-    vitals: Mapping[str, float]
-    scores: Mapping[str, float]
-    mentions: frozenset[str]
-
-
-Condition = Callable[[_Facts], str | None]  # the evidence when it holds, else None
-
-
-def _lab_condition(spec: Mapping[str, Any]) -> Condition:
-    concept = str(spec["concept"])
-    compare = _OPS[str(spec.get("op", ">"))]
-    default = as_number(spec.get("value"))
-    per_unit = {_unit(u): float(v) for u, v in (spec.get("per_unit") or {}).items()}
-    flags = frozenset(str(f).lower() for f in spec.get("flags") or ())
-
-    def holds(facts: _Facts) -> str | None:
-        for name, value, unit, flag in facts.labs.get(concept, ()):
-            limit = per_unit.get(unit, default) if per_unit else default
-            if value is not None and limit is not None and compare(value, limit):
-                return f"{name} {value:g} {unit}".rstrip()
-            if flag and flag in flags:
-                return f"{name} flagged {flag}"
-        return None
-
-    return holds
-
-
-def _number_condition(kind: str, spec: Mapping[str, Any]) -> Condition:
-    name = str(spec["name"])
-    compare = _OPS[str(spec.get("op", ">"))]
-    limit = float(spec["value"])
-
-    def holds(facts: _Facts) -> str | None:
-        value = (facts.vitals if kind == "vital" else facts.scores).get(name)
-        if value is not None and compare(value, limit):
-            return f"{name} {value:g}"
-        return None
-
-    return holds
-
-
-def _mention_condition(terms: Sequence[str]) -> Condition:
-    wanted = frozenset(terms)
-
-    def holds(facts: _Facts) -> str | None:
-        found = wanted & facts.mentions
-        return f"mentions {', '.join(sorted(found))}" if found else None
-
-    return holds
-
-
-def _any_condition(parts: list[Condition]) -> Condition:
-    def holds(facts: _Facts) -> str | None:
-        for part in parts:
-            evidence = part(facts)
-            if evidence is not None:
-                return evidence
-        return None
-
-    return holds
-
-
-@dataclass(frozen=True, slots=True)
 class RedFlag:
     id: str
     label: str
@@ -138,7 +78,7 @@ class RedFlag:
     conditions: tuple[Condition, ...]
     escalate_terms: tuple[str, ...]
 
-    def fires(self, facts: _Facts) -> RedFlagHit | None:
+    def fires(self, facts: Facts) -> RedFlagHit | None:
         evidence: list[str] = []
         for condition in self.conditions:
             found = condition(facts)
@@ -148,37 +88,63 @@ class RedFlag:
         return RedFlagHit(self.id, self.label, self.source, tuple(evidence))
 
 
+@dataclass(frozen=True, slots=True)
+class _Concept:
+    units: Mapping[str, float]  # unit -> factor to the concept's unit; empty = value used as is
+
+
 class RedFlagSet:
     """The flags of one red-flag file, with their term indexes built once."""
 
     def __init__(self, data: Mapping[str, Any], *, origin: str = "<data>") -> None:
         self.origin = origin
-        concepts: Mapping[str, list[str]] = data.get("lab_concepts") or {}
-        self._lab_concept = {alias: concept for concept, aliases in concepts.items() for alias in aliases}
+        self.version = str(data.get("version", "1"))
+        try:
+            self._build(data)
+        except (KeyError, TypeError, AttributeError, ValueError) as err:
+            if isinstance(err, DataFileError):
+                raise
+            raise DataFileError(f"invalid red-flag file: {type(err).__name__}: {err}", path=origin) from None
+
+    def _build(self, data: Mapping[str, Any]) -> None:
+        self._lab_concept: dict[str, str] = {}
+        self._concepts: dict[str, _Concept] = {}
+        excluded: dict[str, set[str]] = {t: {_ALL} for t in data.get("non_blood_specimens") or ()}
+        for concept, spec in (data.get("lab_concepts") or {}).items():
+            spec = {"aliases": spec} if isinstance(spec, list) else spec
+            self._lab_concept.update({str(a): concept for a in spec["aliases"]})
+            units = {_unit(u): float(f) for u, f in (spec.get("units") or {}).items()}
+            self._concepts[concept] = _Concept(units)
+            for term in spec.get("exclude") or ():
+                excluded.setdefault(str(term), set()).add(concept)
         self._lab_index = TermIndex(self._lab_concept)
-        self._vital_alias = {
-            a: k for k, aliases in (data.get("vital_aliases") or {}).items() for a in aliases
-        }
-        self._score_alias = {
-            a: k for k, aliases in (data.get("score_aliases") or {}).items() for a in aliases
-        }
+        self._excluded = excluded
+        self._exclude_index = TermIndex(excluded)
+        self._vital_alias = {a: k for k, al in (data.get("vital_aliases") or {}).items() for a in al}
+        self._score_alias = {a: k for k, al in (data.get("score_aliases") or {}).items() for a in al}
+        headers = [re.escape(str(h)) for h in data.get("headers") or ()]
+        self._headers = re.compile(rf"\b(?:{'|'.join(headers)})\s*:", re.I) if headers else None
         mention_terms: list[str] = []
+        self._derived = {
+            str(name): [self._condition(c, mention_terms) for c in spec["count"]]
+            for name, spec in (data.get("derived_scores") or {}).items()
+        }
         flags: list[RedFlag] = []
         for raw in data.get("flags") or ():
-            conditions = tuple(self._condition(c, mention_terms) for c in raw["all"])
             flags.append(
                 RedFlag(
                     id=str(raw["id"]),
                     label=str(raw["label"]),
                     source=str(raw["source"]),
-                    conditions=conditions,
+                    conditions=tuple(self._condition(c, mention_terms) for c in raw["all"]),
                     escalate_terms=tuple(str(t) for t in raw["escalate_terms"]),
                 )
             )
         if not flags:
-            raise ValueError(f"{origin}: no red flags defined")
+            raise DataFileError("no red flags defined", path=self.origin)
         self.flags: tuple[RedFlag, ...] = tuple(flags)
-        self._mention_index = TermIndex(mention_terms)
+        self._lookalikes = frozenset(str(t) for t in data.get("lookalikes") or ())
+        self._mention_index = TermIndex([*mention_terms, *self._lookalikes])
         self._escalate_index = TermIndex(t for f in flags for t in f.escalate_terms)
         self._lab_cache: dict[str, str | None] = {}
 
@@ -191,50 +157,75 @@ class RedFlagSet:
         return cls(safe_load(Path(path).read_bytes(), path=path), origin=str(path))
 
     def _condition(self, spec: Mapping[str, Any], mention_terms: list[str]) -> Condition:
-        if "lab" in spec:
-            return _lab_condition(spec["lab"])
-        if "vital" in spec:
-            return _number_condition("vital", spec["vital"])
-        if "score" in spec:
-            return _number_condition("score", spec["score"])
-        if "mention" in spec:
-            terms = [str(t) for t in spec["mention"]]
+        if not isinstance(spec, Mapping) or len(spec) != 1:
+            raise DataFileError(f"a red-flag condition has exactly one kind: {spec!r}", path=self.origin)
+        kind, body = next(iter(spec.items()))
+        if kind == "lab":
+            return lab_condition(body, self.origin)
+        if kind in ("vital", "score", "age"):
+            return number_condition(kind, body, self.origin)
+        if kind == "mention":
+            terms = [str(t) for t in body]
             mention_terms.extend(terms)
-            return _mention_condition(terms)
-        if "any" in spec:
-            return _any_condition([self._condition(c, mention_terms) for c in spec["any"]])
-        raise ValueError(f"{self.origin}: unknown red-flag condition {dict(spec)!r}")
+            return mention_condition(terms)
+        if kind in ("any", "all"):
+            parts = [self._condition(c, mention_terms) for c in body]
+            return any_condition(parts) if kind == "any" else all_condition(parts)
+        if kind == "not":
+            return not_condition(self._condition(body, mention_terms), str(body))
+        raise DataFileError(f"unknown red-flag condition {dict(spec)!r}", path=self.origin)
 
     # --- patient facts -------------------------------------------------------------------------
-    def _concept_of(self, lab_name: str) -> str | None:
-        found = self._lab_cache.get(lab_name, "")
+    def _concept_of(self, lab: Mapping[str, Any]) -> str | None:
+        name = str(lab["name"])
+        specimen = " ".join(str(lab.get(k) or "") for k in ("specimen", "sample", "sample_type"))
+        key = f"{lab.get('assay') or ''}|{name}|{specimen}"
+        found = self._lab_cache.get(key, "")
         if found == "":
-            terms = self._lab_index.find(lab_name)
+            terms = self._lab_index.find(str(lab.get("assay") or "")) or self._lab_index.find(name)
             found = self._lab_concept[terms[0]] if terms else None
+            blocked = {c for t in self._exclude_index.find(f"{name} {specimen}") for c in self._excluded[t]}
+            if found is not None and (found in blocked or _ALL in blocked):
+                found = None
             if len(self._lab_cache) < 10_000:
-                self._lab_cache[lab_name] = found
+                self._lab_cache[key] = found
         return found
+
+    def _labs(self, patient: Mapping[str, Any]) -> dict[str, LabRow]:
+        by_concept: dict[str, list[Mapping[str, Any]]] = {}
+        for lab in patient.get("labs") or ():
+            if isinstance(lab, Mapping) and isinstance(lab.get("name"), str):
+                concept = self._concept_of(lab)
+                if concept is not None:
+                    by_concept.setdefault(concept, []).append(lab)
+        return {concept: self._row(concept, _latest(rows)) for concept, rows in by_concept.items()}
+
+    def _row(self, concept: str, lab: Mapping[str, Any]) -> LabRow:
+        unit = _unit(lab.get("unit"))
+        value = as_number(lab.get("value"))
+        units = self._concepts[concept].units
+        if value is not None and unit and units:
+            factor = units.get(unit)
+            value = value * factor if factor is not None else None
+        haemolysed = any(lab.get(k) is True for k in ("haemolysed", "hemolyzed", "hemolysed"))
+        return LabRow(lab["name"], value, unit, str(lab.get("flag") or "").strip().lower(), haemolysed)
 
     def _mentions(self, texts: Iterable[str]) -> frozenset[str]:
         found: set[str] = set()
-        for clause in (c for text in texts for c in _CLAUSE.split(text)):
-            stems, spans = self._mention_index.scan(clause)
-            for term, start, end in spans:
-                if not _negated(stems, start, end):
-                    found.add(term)
+        for text in texts:
+            if self._headers is not None:
+                text = self._headers.sub(":", text)
+            for clause in _CLAUSE.split(text):
+                stems, spans = self._mention_index.scan(clause)
+                shadows = [(s, e) for t, s, e in spans if t in self._lookalikes]
+                for term, start, end in spans:
+                    if term in self._lookalikes or _negated(stems, start, end):
+                        continue
+                    if not any(s <= start and end <= e for s, e in shadows):
+                        found.add(term)
         return frozenset(found)
 
-    def facts(self, patient: Mapping[str, Any]) -> _Facts:
-        labs: dict[str, list[tuple[str, float | None, str, str]]] = {}
-        for lab in patient.get("labs") or ():
-            if isinstance(lab, Mapping) and isinstance(lab.get("name"), str):
-                concept = self._concept_of(lab["name"])
-                if concept is not None:
-                    flag = str(lab.get("flag") or "").strip().lower()
-                    row = (lab["name"], as_number(lab.get("value")), _unit(lab.get("unit")), flag)
-                    labs.setdefault(concept, []).append(row)
-        vitals = _numbers(patient.get("vitals"), self._vital_alias)
-        scores = _numbers(patient.get("scores"), self._score_alias)
+    def facts(self, patient: Mapping[str, Any]) -> Facts:
         texts: list[str] = []
         for key in ("conditions", "problems", *_TEXT_KEYS):
             value = patient.get(key)
@@ -242,7 +233,19 @@ class RedFlagSet:
                 texts.append(value)
             elif isinstance(value, list | tuple):
                 texts.extend(v for v in value if isinstance(v, str))
-        return _Facts(labs, vitals, scores, self._mentions(texts))
+        scores = _numbers(patient.get("scores"), self._score_alias)
+        base = Facts(
+            self._labs(patient),
+            _numbers(patient.get("vitals"), self._vital_alias),
+            scores,
+            as_number(patient.get("age")),
+            self._mentions(texts),
+        )
+        missing = {n: parts for n, parts in self._derived.items() if n not in scores}
+        if not missing:
+            return base
+        derived = {n: float(sum(p(base) is not None for p in parts)) for n, parts in missing.items()}
+        return Facts(base.labs, base.vitals, {**scores, **derived}, base.age, base.mentions)
 
     def detect(self, patient: Mapping[str, Any] | None) -> list[RedFlagHit]:
         """The flags that fire for ``patient`` (none for None or an empty record)."""
@@ -260,6 +263,15 @@ class RedFlagSet:
             if flag.id == flag_id:
                 return flag
         raise KeyError(flag_id)
+
+
+def _latest(rows: list[Mapping[str, Any]]) -> Mapping[str, Any]:
+    """The latest sample: by ``time``/``collected`` when every row has one of one type, else the last."""
+    times = [r.get("time", r.get("collected")) for r in rows]
+    kinds = {type(t) for t in times}
+    if len(rows) > 1 and len(kinds) == 1 and (kinds <= {str} or kinds <= {int, float}):
+        return max(zip(times, range(len(rows)), rows, strict=True), key=lambda x: (x[0], x[1]))[2]
+    return rows[-1]
 
 
 def _numbers(record: Any, aliases: Mapping[str, str]) -> dict[str, float]:

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from clineval.core.clinical_thresholds import resolve_threshold
 from clineval.core.errors import DataFileError
 from clineval.core.safe_yaml import safe_load
 
@@ -59,6 +60,12 @@ class ContextItem(_Model):
     value: float | None = None
     unit: str | None = None
     synonyms: list[str] = Field(default_factory=list)
+    threshold: str | None = None  # a clinical_thresholds name (shared with tier 1): fills op, value, unit
+
+    @model_validator(mode="before")
+    @classmethod
+    def _resolve_threshold(cls, data: Any) -> Any:
+        return resolve_threshold(data)
 
     @model_validator(mode="after")
     def _one_kind(self) -> ContextItem:
