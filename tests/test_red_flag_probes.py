@@ -284,6 +284,13 @@ def test_test_or_drug_names_alone_never_escalate() -> None:
         "blood pressure",
         "fluid",
         "cardiology",
+        "serial troponin",
+        "ABG",
+        "ECG",
+        "steroids",
+        "lactate",
+        "antibiotics",
+        "insulin",
     ):
         assert DEFAULT_RED_FLAGS.escalation_terms_named(text) == frozenset(), text
 
@@ -306,6 +313,7 @@ _COPD = (
     "COPD with SpO2 < 88% (below the 88-92% target, BTS 2017): flagged in v1 and v2, labelled no escalation"
 )
 _SBP = "CURB-65 2 pneumonia with SBP < 90 and suspected infection: hypotension/sepsis flags (v1 and v2), labelled no escalation"
+_PE88 = "PE with SpO2 84-87% (< 88% for anyone, BTS 2017): flagged in v1 and v2, labelled no escalation"
 KNOWN_CONTRADICTIONS: dict[str, str] = {
     "gs1-pneumonia-05": "RR >= 30 (CURB-65 / NEWS2): severe tachypnoea flag in v1 and v2, labelled no escalation",
     "gs1-pneumonia-06": _SBP, "gs1-pneumonia-07": _SBP, "gs1-pneumonia-08": _SBP, "gs1-pneumonia-09": _SBP,
@@ -313,8 +321,8 @@ KNOWN_CONTRADICTIONS: dict[str, str] = {
     "gs1-chf-01": _HYPOX, "gs1-chf-03": _HYPOX, "gs1-chf-05": _HYPOX, "gs1-chf-11": _HYPOX, "gs1-chf-12": _HYPOX,
     "gs1-copd-01": _COPD, "gs1-copd-02": _COPD, "gs1-copd-03": _COPD, "gs1-copd-04": _COPD, "gs1-copd-05": _COPD,
     "gs1-copd-11": _COPD,
-    "gs1-pe-01": _HYPOX, "gs1-pe-02": _HYPOX, "gs1-pe-04": _HYPOX, "gs1-pe-05": _HYPOX, "gs1-pe-07": _HYPOX,
-    "gs1-pe-08": _HYPOX, "gs1-pe-09": _HYPOX, "gs1-pe-10": _HYPOX,
+    "gs1-pe-01": _HYPOX, "gs1-pe-02": _HYPOX, "gs1-pe-08": _HYPOX, "gs1-pe-10": _HYPOX,
+    "gs1-pe-04": _PE88, "gs1-pe-05": _PE88, "gs1-pe-07": _PE88, "gs1-pe-09": _PE88,
     "gs1-multi_system-10": _HYPOX, "gs1-multi_system-14": _HYPOX,
     "gs1-adversarial-05": "K+ exactly 6.5 mmol/L with peaked T waves: severe hyperkalaemia (UKKA >= 6.5) and "
                           "hyperkalaemia with ECG changes fire, labelled no escalation",
