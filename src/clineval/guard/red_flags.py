@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -55,9 +56,14 @@ _TEXT_KEYS = ("note", "ecg", "cxr", "complaint", "chief_complaint", "symptoms", 
 _ALL = "*"  # exclusion of every concept (a non-blood specimen)
 
 
-def _unit(unit: Any) -> str:
-    text = str(unit or "").lower().replace(" ", "").replace("µ", "u").replace("μ", "u")
+@lru_cache(maxsize=1024)
+def _unit_text(unit: str) -> str:
+    text = unit.lower().replace(" ", "").replace("µ", "u").replace("μ", "u")
     return text.replace("meq/l", "mmol/l")
+
+
+def _unit(unit: Any) -> str:
+    return _unit_text(str(unit or ""))
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,11 +184,12 @@ class RedFlagSet:
     # --- patient facts -------------------------------------------------------------------------
     def _concept_of(self, lab: Mapping[str, Any]) -> str | None:
         name = str(lab["name"])
-        specimen = " ".join(str(lab.get(k) or "") for k in ("specimen", "sample", "sample_type"))
-        key = f"{lab.get('assay') or ''}|{name}|{specimen}"
+        assay = lab.get("assay")
+        specimen = lab.get("specimen") or lab.get("sample") or lab.get("sample_type") or ""
+        key = name if assay is None and not specimen else f"{assay or ''}|{name}|{specimen}"
         found = self._lab_cache.get(key, "")
         if found == "":
-            terms = self._lab_index.find(str(lab.get("assay") or "")) or self._lab_index.find(name)
+            terms = self._lab_index.find(str(assay or "")) or self._lab_index.find(name)
             found = self._lab_concept[terms[0]] if terms else None
             blocked = {c for t in self._exclude_index.find(f"{name} {specimen}") for c in self._excluded[t]}
             if found is not None and (found in blocked or _ALL in blocked):
