@@ -23,6 +23,9 @@ from clineval.scoring.rule_engine import applicable_rules, load_rules
 VERSION = 1
 SEED = 20240617
 ROOT = Path(__file__).resolve().parents[1]
+# Golden set v1 was built from guideline rules v1.0.0, pinned here so it stays reproducible byte for byte;
+# golden set v2 (issue 12 item 4) is to be built from the packaged rules (v2).
+RULES_V1 = ROOT / "data" / "golden_set" / "guideline_rules_v1.yaml"
 DEFAULT_OUT = ROOT / "data" / "golden_set" / "golden_set_v1.jsonl"
 COUNTS = {"pneumonia": 15, "chf": 15, "copd": 15, "pe": 15, "mi": 15, "multi_system": 15, "adversarial": 10}
 HELDOUT = {"adversarial": 2}  # others: 3 of 15 (20%)
@@ -474,7 +477,7 @@ BUILDERS: dict[str, Callable[[Gen, int], Built]] = {
 
 
 def _reference(p: dict[str, Any], problems: list[str], severity: str) -> dict[str, Any]:
-    rules = applicable_rules(p)
+    rules = applicable_rules(p, load_rules(str(RULES_V1)))
     actions = [a for r in rules for a in r.action_labels()]
     escalation = any(r.escalation for r in rules) or severity == "critical"
     reasons = [r.escalation_reason for r in rules if r.escalation and r.escalation_reason]
@@ -540,7 +543,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if same else 1
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_bytes(data)
-    print(f"wrote {len(data.splitlines())} cases (rules {load_rules().version}) to {args.out}")
+    print(f"wrote {len(data.splitlines())} cases (rules {load_rules(str(RULES_V1)).version}) to {args.out}")
     return 0
 
 

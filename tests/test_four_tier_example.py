@@ -20,9 +20,13 @@ def test_four_tier_example(tmp_path: Path) -> None:
         for line in (ROOT / "data" / "golden_set" / "golden_set_v1.jsonl").read_text().splitlines()
     ]
     assert scores["n"] == len(rows) == 100 and scores["n_failed"] == 0
-    # The example recommender never escalates pulmonary embolism and always gives both COPD drugs.
+    # The example recommender never gives PE reperfusion or risk stratification. For COPD exacerbations it
+    # gives both v1 drugs but no antibiotic, while every golden exacerbation note has purulent sputum (GOLD:
+    # antibiotics, rules v2): of the 16 cases the rule applies to, only the two with pneumonia (antibiotics
+    # for the pneumonia, SpO2 88% and 90%: no controlled-oxygen requirement) pass: 2/16.
     assert scores["adherence_pe_high_risk"] == 0.0
-    assert scores["adherence_copd_exacerbation_acute"] == 1.0
+    assert scores["n_applicable_copd_exacerbation_acute"] == 16
+    assert scores["adherence_copd_exacerbation_acute"] == 2 / 16
     # Red-flag cases: at least those whose reference expects an escalation (counted from the file itself);
     # the guard's red-flag list (NEWS2 vitals, lactate...) is wider than the guideline rules' escalations.
     expected = sum(1 for r in rows if r["reference"]["expected_escalation"])

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from clineval.core import Case, CaseInput, RecommendedAction, ScoringContext, StructuredOutput, SystemOutput
-from clineval.core.errors import DataFileError
+from clineval.core.errors import DataFileError, SuiteError
 from clineval.scoring.guidelines import GuidelineAdherenceScorer, recommendation_sections
 from clineval.scoring.registry import SCORERS
 from clineval.scoring.rule_engine import (
@@ -79,7 +79,12 @@ RULE_CASES: dict[str, RuleCase] = {
     ),
     "hfref_gdmt": RuleCase(
         pt(conditions=["HFrEF"], ef=30),
-        acts("Start ramipril 1.25 mg daily", "Bisoprolol 1.25 mg daily"),
+        acts(
+            "Start ramipril 1.25 mg daily",
+            "Bisoprolol 1.25 mg daily",
+            "Spironolactone 25 mg daily",
+            "Dapagliflozin 10 mg daily",
+        ),
         acts("Ramipril 1.25 mg daily", "Avoid beta-blockers until euvolaemic"),
         missing=pt(conditions=["HFrEF"], ef=None),
     ),
@@ -92,7 +97,7 @@ RULE_CASES: dict[str, RuleCase] = {
     "cap_curb65_moderate": RuleCase(
         pt(conditions=CAP, scores={"curb65": 2}),
         acts("Amoxicillin 1 g three times daily", "Clarithromycin 500 mg twice daily"),
-        acts("Amoxicillin 1 g three times daily"),
+        acts("IV antibiotics"),  # generic: names no NICE agent
         missing=pt(conditions=CAP, vitals={}),
     ),
     "cap_curb65_severe": RuleCase(
@@ -223,7 +228,7 @@ def test_every_rule_cites_a_source_and_class() -> None:
 
 def test_rules_versioned_and_hashed() -> None:
     rules = load_rules()
-    assert rules.version == "1.0.0"
+    assert rules.version == "2.0.0"
     assert rules.sha256.startswith("sha256:") and len(rules.sha256) == 71
 
 
@@ -275,8 +280,15 @@ def test_curb65_computed_from_patient_data() -> None:
 def test_negated_and_narrower_actions_do_not_count() -> None:
     patient = RULE_CASES["hfref_gdmt"].patient
     r = result("hfref_gdmt", patient, acts("Do not start an ACE inhibitor", "Hold bisoprolol"))
-    assert r.missing == ["ACE inhibitor", "beta-blocker"]
-    r = result("hfref_gdmt", patient, acts("Hold diuretics; start ramipril", "bisoprolol"))
+    assert r.missing == [
+        "ACE inhibitor / ARB / ARNI",
+        "evidence-based beta-blocker",
+        "mineralocorticoid receptor antagonist",
+        "SGLT2 inhibitor",
+    ]
+    r = result(
+        "hfref_gdmt", patient, acts("Hold diuretics; start ramipril", "bisoprolol", "eplerenone", "Jardiance")
+    )
     assert r.adherent is True
     copd = RULE_CASES["copd_frequent_exacerbator"].patient
     assert result("copd_frequent_exacerbator", copd, acts("bronchodilator")).adherent is False
@@ -367,3 +379,71 @@ def test_scorer_metrics_overall_and_per_rule() -> None:
 def test_scorer_rejects_unknown_options() -> None:
     with pytest.raises(Exception, match="extra"):
         SCORERS.get("guideline_adherence")({"treshold": 0.5})
+
+
+# ------------------------------------------------------------------ v2 engine features
+
+
+def test_jurisdiction_option_selects_regimens() -> None:
+    patient = pt(conditions=CAP, scores={"curb65": 2})
+    levofloxacin = structured("Levofloxacin 750 mg daily")  # IDSA/ATS non-severe inpatient monotherapy
+    nice = SCORERS.get("guideline_adherence")({})
+    idsa = SCORERS.get("guideline_adherence")({"jurisdiction": "idsa_ats"})
+    assert nice(ctx(patient, levofloxacin)).value == 0.0  # NICE moderate: amoxicillin (doxy/clari)
+    scored = idsa(ctx(patient, levofloxacin))
+    assert scored.value == 1.0 and scored.breakdown["jurisdiction"] == "idsa_ats"
+    assert nice(ctx(patient, structured("Amoxicillin 500 mg TDS"))).value == 1.0
+    assert idsa(ctx(patient, structured("Amoxicillin 500 mg TDS"))).value == 0.0
+    with pytest.raises(SuiteError, match="unknown jurisdiction 'us'"):
+        SCORERS.get("guideline_adherence")({"jurisdiction": "us"})
+
+
+def test_forbidden_action_is_reported_and_fails_the_case() -> None:
+    patient = pt(conditions=CAP, scores={"curb65": 0}, allergies=["penicillin (anaphylaxis)"])
+    score = GuidelineAdherenceScorer()(ctx(patient, structured("Oral amoxicillin 500 mg TDS")))
+    assert (score.value, score.label) == (0.0, "non_adherent")
+    row = score.breakdown["rules"][0]
+    assert row["missing"] == [] and row["forbidden"][0]["forbidden"] == "a penicillin"
+    assert "forbidden actions recommended: cap_curb65_low: a penicillin" in (score.explanation or "")
+
+
+V2_RULES = b"""
+version: "2.0.0"
+jurisdictions: {default: a, options: {a: first, b: second}}
+terms: {drug_x: [xamycin, xcillin]}
+rules:
+  - id: r
+    title: t
+    condition: [pneumonia]
+    expected_actions:
+      - {action: x, synonyms: ["@drug_x"], jurisdictions: [b]}
+      - {action: y}
+    source: s
+    class: I
+    level: A
+"""
+
+
+def test_v2_rule_file_terms_and_jurisdictions() -> None:
+    rules = parse_rules(V2_RULES, "v2.yaml")
+    assert rules.rules[0].expected_actions[0].synonyms == ["xamycin", "xcillin"]
+    assert rules.jurisdiction(None) == "a"
+    patient = pt(conditions=["pneumonia"])
+    assert evaluate_rules(patient, acts("y"), rules)[0].adherent is True  # x is for jurisdiction b only
+    assert evaluate_rules(patient, acts("y"), rules, jurisdiction="b")[0].missing == ["x"]
+    assert evaluate_rules(patient, acts("y", "xcillin"), rules, jurisdiction="b")[0].adherent is True
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        (V2_RULES.replace(b'"@drug_x"', b'"@drug_z"'), "unknown term list 'drug_z'"),
+        (V2_RULES.replace(b"jurisdictions: [b]", b"jurisdictions: [c]"), "unknown jurisdictions"),
+        (V2_RULES.replace(b"default: a", b"default: z"), "default jurisdiction 'z'"),
+        (V2_RULES.replace(b"terms: {drug_x: [xamycin, xcillin]}", b"terms: [1]"), "'terms' must map"),
+    ],
+)
+def test_malformed_v2_rule_file_is_one_line_error(text: bytes, error: str) -> None:
+    with pytest.raises(DataFileError, match=error) as info:
+        parse_rules(text, "bad.yaml")
+    assert "\n" not in str(info.value) and str(info.value).startswith("bad.yaml")

@@ -11,17 +11,27 @@ clause that also names a ``not_if_naming`` term counts only through a term that 
   when one alternative is found; a regimen (``all_of``) when every member is found (on any lines).
 * A forbidden action is a violation when some clause of *any* section names it (a recommendation to
   thrombolyse written under "when to escalate" is still a recommendation to thrombolyse) and no clause of
-  any section names one of its ``unless_with`` companions.
+  any section names one of its ``unless_with`` companions. A contingency clause ("if", "should", "on" ...
+  with a deterioration word: "thrombolysis if haemodynamic deterioration") is not counted.
+* Clauses are cut before "without", "instead of", "rather than", "in place of": "insulin without
+  glucose" names insulin, not glucose.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 from clineval.scoring.rule_model import ActionGroup, ActionSpec, ExpectedAction, ForbiddenAction, Regimen
 from clineval.scoring.rule_patient import clauses, names
 
 Sections = Mapping[str, Sequence[str]]
+# A contingency plan ("thrombolysis if he deteriorates") is not a recommendation to do it now.
+CONTINGENCY = re.compile(
+    r"\b(if|in case|in the event|should|on|upon)\b.*\b(deteriorat\w*|decompensat\w*|becomes? unstable|"
+    r"unstable|instability|hypotensi\w*|shock|arrest\w*|fails?|failure)\b",
+    re.IGNORECASE,
+)
 
 
 def _clause_names(clause: str, spec: ActionSpec, threshold: float) -> str | None:
@@ -34,12 +44,19 @@ def _clause_names(clause: str, spec: ActionSpec, threshold: float) -> str | None
 
 
 def find_action(
-    spec: ActionSpec, sections: Sections, section_names: Sequence[str], threshold: float
+    spec: ActionSpec,
+    sections: Sections,
+    section_names: Sequence[str],
+    threshold: float,
+    skip: re.Pattern[str] | None = None,
 ) -> dict[str, str] | None:
-    """Where ``spec`` is named: {matched_term, matched_text, section}, or None."""
+    """Where ``spec`` is named: {matched_term, matched_text, section}, or None (clauses matching ``skip``
+    are ignored)."""
     for section in section_names:
         for text in sections.get(section, ()):
             for clause in clauses(text):
+                if skip is not None and skip.search(clause):
+                    continue
                 term = _clause_names(clause, spec, threshold)
                 if term is not None:
                     return {"matched_term": term, "matched_text": text[:200], "section": section}
@@ -81,7 +98,7 @@ def find_forbidden(forbidden: ForbiddenAction, sections: Sections, threshold: fl
     """{forbidden, matched_term, matched_text, section, reason} when the recommendation names the action
     and none of its ``unless_with`` companions; else None."""
     every = list(sections)
-    hit = find_action(forbidden, sections, every, threshold)
+    hit = find_action(forbidden, sections, every, threshold, CONTINGENCY)
     if hit is None:
         return None
     if forbidden.unless_with:

@@ -154,7 +154,8 @@ def evaluate_rule(
     jurisdiction: str | None = None,
 ) -> RuleResult:
     """One rule on one patient and recommendation. Adherent: every required expected action is found (an
-    action with ``when`` is required only where its context holds; an item tagged with jurisdictions only
+    action with ``when`` is required only where its context holds, one with ``unless`` not where one of
+    those items is known to hold; an item tagged with jurisdictions only
     under one of them) and no forbidden action whose ``when`` holds is recommended."""
     applicable, reason = applicability(rule, patient, ruleset)
     if applicable is not True:
@@ -172,6 +173,10 @@ def evaluate_rule(
                 state = "not evaluable" if required is None else "not indicated"
                 notes.append(f"{expected.label}: {state} ({'; '.join(why)})")
                 continue
+        waived = next((g for g in expected.unless if holds([g], patient, ruleset)[0] is True), None)
+        if waived is not None:
+            notes.append(f"{expected.label}: not required ({waived.describe()})")
+            continue
         hit = find_expected(expected, sections, names_, threshold)
         if hit:
             found.append(hit)

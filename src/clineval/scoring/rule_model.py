@@ -148,6 +148,7 @@ class Regimen(_Model):
 
 class _Expected(_Model):
     when: Context = Field(default_factory=list)  # required only when these hold (all)
+    unless: Context = Field(default_factory=list)  # not required when one of these is known to hold
     jurisdictions: list[str] = Field(default_factory=list)  # [] = every jurisdiction
 
 
@@ -206,6 +207,8 @@ class Rule(_Model):
         groups: list[ContextItem | AnyOfContext] = [*self.context, *self.exclude_if]
         for item in [*self.expected_actions, *self.forbidden_actions]:
             groups.extend(item.when)
+        for expected in self.expected_actions:
+            groups.extend(expected.unless)
         return [i for g in groups for i in (g.any_of if isinstance(g, AnyOfContext) else [g])]
 
 

@@ -4,6 +4,7 @@ CURB-65, context items.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -112,13 +113,36 @@ def has_finding(
     return hit[0] if hit else None
 
 
+_AGO = re.compile(
+    r"\b(\d+(?:\.\d+)?)\s*(day|week|month)s?\s+(?:ago|earlier|before|previously|prior)\b"
+    r"|\b(?:post-?op(?:erative)?\s+day|pod)\s*(\d+)\b",
+    re.IGNORECASE,
+)
+_DAYS = {"day": 1.0, "week": 7.0, "month": 30.0}
+
+
+def _days_in(clause: str) -> float | None:
+    match = _AGO.search(clause)
+    if match is None:
+        return None
+    if match.group(3):
+        return float(match.group(3))
+    return float(match.group(1)) * _DAYS[match.group(2).lower()]
+
+
 def event_days(patient: Mapping[str, Any], terms: Sequence[str]) -> float | None:
-    """Fewest ``days_ago`` of the ``events`` ([{name, days_ago}]) whose name names one of ``terms``."""
+    """Fewest days since an event naming one of ``terms``: ``days_ago`` of the ``events`` entries
+    ([{name, days_ago}]), or "N days/weeks/months ago" / "post-operative day N" in a fact clause (condition,
+    finding, note) that names the event ("hip replacement 2 weeks ago" -> 14)."""
     days = [
         _number(e.get("days_ago"))
         for e in patient.get("events") or []
         if isinstance(e, Mapping) and any(names(str(e.get("name", "")), t) for t in terms)
     ]
+    for text in _texts(patient, "conditions", "findings", "note"):
+        for clause in clauses(text, PATIENT_NEGATION):
+            if any(names(clause, t) for t in terms):
+                days.append(_days_in(clause))
     known = [d for d in days if d is not None]
     return min(known) if known else None
 
