@@ -42,6 +42,8 @@ PROBES: dict[str, list[F | N]] = {
         F({"labs": [lab("hs-cTnI", 30, "ng/L")], "note": CP}, "Coronary angiography, invasive strategy", "Give aspirin"),
         F({"labs": [lab("Troponin I", 0.05, "ng/mL")], "note": CP}, "Admit to CCU", "check troponin and ECG"),
         F({"labs": [lab("troponin", 80, "ng/L", flag="H")], "note": CP}, "chest pain pathway", "troponin"),
+        F({"labs": [lab("troponin", 20, "ng/L", assay="Roche Elecsys hs-cTnT")], "note": CP}, "Invasive strategy", "troponin"),
+        N({"labs": [lab("troponin", 20, "ng/L", assay="hs-cTnI")], "note": CP}),  # hs-cTnI URL 26
         N({"labs": [lab("hs-cTnT", 14, "ng/L")], "note": CP}),  # at the URL, not above it
         N({"labs": [lab("hs-cTnI", 20, "ng/L")], "note": CP}),  # hs-cTnI URL is 26, not 14
         N({"labs": [lab("troponin", 80, "ng/L")], "note": CP}),  # no assay named, no lab flag: not evaluable
