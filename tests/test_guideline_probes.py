@@ -801,6 +801,55 @@ PROBES: list[Probe] = [
     ),
 ]
 
+# Phrasing probes: how patients and plans are often written.
+SPO2_86 = {**AECOPD, "vitals": {**AECOPD["vitals"], "spo2": 86}}
+PROBES += [
+    Probe(
+        "cap_curb65_low",
+        "COVID-19 negative: still bacterial CAP",
+        {**CAP0, "note": "COVID-19 PCR negative."},
+        ("Amoxicillin 500 mg TDS",),
+        "pass",
+    ),
+    Probe(
+        "cap_curb65_low",
+        "PCN allergy abbreviation",
+        {**CAP0, "allergies": ["PCN - hives"]},
+        ("Amoxicillin 500 mg TDS",),
+        "fail",
+        forbidden=("a penicillin",),
+    ),
+    Probe(
+        "fleischner_nodule_followup",
+        "history of colon cancer",
+        {**NODULE_7, "note": "Past history of colon cancer."},
+        ("Follow-up CT",),
+        "n/a",
+    ),
+    Probe(
+        "fleischner_nodule_followup",
+        "no history of cancer",
+        {**NODULE_7, "note": "No history of cancer. Ex-smoker."},
+        ("Follow-up CT at 6-12 months",),
+        "pass",
+    ),
+    Probe(
+        "copd_exacerbation_acute",
+        "controlled O2 written as O2",
+        SPO2_86,
+        ("Salbutamol nebuliser", "Prednisolone 30 mg", "Controlled O2 via 24% Venturi"),
+        "pass",
+    ),
+    Probe(
+        "copd_exacerbation_acute",
+        "SpO2 86%, oxygen without a target",
+        SPO2_86,
+        ("Salbutamol nebuliser", "Prednisolone 30 mg", "Supplemental oxygen"),
+        "fail",
+        ("controlled oxygen to 88-92%",),
+    ),
+]
+
 
 def test_every_rule_has_at_least_five_probes_with_each_outcome() -> None:
     ids = {r.id for r in load_rules().rules}

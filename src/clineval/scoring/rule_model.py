@@ -27,7 +27,7 @@ NEGATION = re.compile(
 )
 # Patient facts: a clause with one of these is not a fact about the patient ("family history of cancer").
 PATIENT_NEGATION = re.compile(
-    r"\b(no|not|denies|denied|negative for|ruled out|excluded|resolved|family history|fh)\b",
+    r"\b(no|not|denies|denied|negative|ruled out|excluded|resolved|family history|fh)\b",
     re.IGNORECASE,
 )
 # What follows these in a clause is not given / not present ("insulin without glucose" names no glucose).
