@@ -805,6 +805,14 @@ PROBES: list[Probe] = [
 SPO2_86 = {**AECOPD, "vitals": {**AECOPD["vitals"], "spo2": 86}}
 PROBES += [
     Probe(
+        "hyperkalaemia_severe",
+        "usual basal insulin is neither treatment nor forbidden",
+        K7,
+        ("Continue insulin glargine 20 units at night", "Salbutamol 10 mg nebulised", "Cardiac monitoring"),
+        "fail",
+        ("insulin with glucose",),
+    ),
+    Probe(
         "cap_curb65_low",
         "COVID-19 negative: still bacterial CAP",
         {**CAP0, "note": "COVID-19 PCR negative."},

@@ -4,20 +4,24 @@ A rule is ``condition`` + ``context`` -> ``expected_actions``. For one patient (
 ``docs/CONTRACTS.md``) and one recommendation, ``evaluate_rules`` returns a ``RuleResult`` per rule:
 
 * ``applicable`` is three-valued. False: no patient condition names the rule's condition (or one names an
-  excluded condition), or a context item is known to be false. None: nothing is false but a context item
+  excluded condition), an ``exclude_if`` item is known to hold (cardiogenic shock, COVID-19, age < 35), or a
+  context item is known to be false. None: nothing is false but a context item
   cannot be evaluated (missing lab, EF, vital, score; a lab in a unit that cannot be converted). True:
   every item holds. A rule that cannot be evaluated is "not applicable", never a pass.
-* ``adherent`` is None unless ``applicable`` is True; then True iff every expected action is found (an
-  ``any_of`` group by any alternative) in the recommendation's ``recommended_actions`` (and, for rules
-  with ``escalation: true``, also in ``when_to_escalate``).
+* ``adherent`` is None unless ``applicable`` is True; then True iff every required expected action is
+  found (an ``any_of`` group by any alternative: an action, or a regimen whose ``all_of`` actions are all
+  named; ``when``/``unless``/``jurisdictions`` decide whether an item is required) in the recommendation's
+  ``recommended_actions`` (and, for rules with ``escalation: true``, also in ``when_to_escalate``), and no
+  ``forbidden_actions`` item whose ``when`` holds is named (see ``clineval.scoring.rule_actions``).
 
 Matching (``names``): ``clineval.text.matching.explain_match`` of a recommendation clause against the
 action and each synonym with ``threshold`` (default 1.0: containment or every target token), counting only
 the forward direction (the term is named in the clause; a clause that is a part of the term, "bronchodilator"
 for "long-acting bronchodilator", does not count). Clauses (split at ``;``, ``.``, " but ") that carry a
 negation cue ("avoid", "do not", "hold", "withhold", "stop", "contraindicated", "no"...) are skipped.
-Conditions and findings are matched the same way (threshold 1.0) against the patient's ``conditions``,
-``cxr`` labels and optional ``findings`` list (findings only: conditions are matched against ``conditions``).
+Conditions are matched the same way (threshold 1.0) against ``conditions``; findings against the clauses
+of ``conditions``, ``cxr``, ``findings`` and ``note`` that state a fact ("no ...", "negative", "family
+history" clauses do not), allergies against ``allergies``, events against ``events`` or "N weeks ago".
 
 Patient data: a lab is the *last* entry of ``labs`` whose name is an alias of the rule's lab (labs are in
 time order: a repeat value supersedes a haemolysed one), converted to the lab's canonical unit with the
