@@ -37,7 +37,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from clineval.scoring.rule_actions import find_expected, find_forbidden
-from clineval.scoring.rule_model import AnyOfContext, Context, Rule, RuleSet, load_rules, parse_rules
+from clineval.scoring.rule_model import (
+    AnyOfContext,
+    Context,
+    ContextItem,
+    Rule,
+    RuleSet,
+    load_rules,
+    parse_rules,
+)
 from clineval.scoring.rule_patient import _names_any, _texts, check_item, curb65, lab_value, names
 
 __all__ = [
@@ -91,8 +99,11 @@ def matched_condition(rule: Rule, patient: Mapping[str, Any]) -> str | None:
     return None
 
 
-def holds(context: Context, patient: Mapping[str, Any], ruleset: RuleSet) -> tuple[bool | None, list[str]]:
-    """Three-valued AND of context groups (a group: one item, or ``any_of`` items ORed) and the notes."""
+def _evaluate(
+    context: Context, patient: Mapping[str, Any], ruleset: RuleSet
+) -> tuple[bool | None, list[str], ContextItem | AnyOfContext | None]:
+    """Three-valued AND of context groups (a group: one item, or ``any_of`` items ORed): the value, the
+    notes, and the first group known not to hold (None unless the value is False)."""
     notes: list[str] = []
     unknown = False
     for group in context:
@@ -105,8 +116,14 @@ def holds(context: Context, patient: Mapping[str, Any], ruleset: RuleSet) -> tup
         if None in values:
             unknown = True
             continue
-        return False, notes
-    return (None if unknown else True), notes
+        return False, notes, group
+    return (None if unknown else True), notes, None
+
+
+def holds(context: Context, patient: Mapping[str, Any], ruleset: RuleSet) -> tuple[bool | None, list[str]]:
+    """Three-valued AND of context groups (a group: one item, or ``any_of`` items ORed) and the notes."""
+    value, notes, _ = _evaluate(context, patient, ruleset)
+    return value, notes
 
 
 def exclusion(rule: Rule, patient: Mapping[str, Any], ruleset: RuleSet) -> str | None:
@@ -127,20 +144,11 @@ def applicability(rule: Rule, patient: Mapping[str, Any], ruleset: RuleSet) -> t
     excluded = exclusion(rule, patient, ruleset)
     if excluded is not None:
         return False, f"excluded: {excluded}"
-    notes: list[str] = [] if cond == "*" else [f"condition: {cond!r}"]
-    unknown = False
-    for group in rule.context:
-        items = group.any_of if isinstance(group, AnyOfContext) else [group]
-        outcomes = [check_item(item, patient, ruleset) for item in items]
-        notes.extend(note for _, note in outcomes)
-        values = [ok for ok, _ in outcomes]
-        if True in values:
-            continue
-        if None in values:
-            unknown = True
-            continue
-        return False, f"context not met: {group.describe()}; " + "; ".join(notes)
-    if unknown:
+    value, context_notes, failed = _evaluate(rule.context, patient, ruleset)
+    notes = ([] if cond == "*" else [f"condition: {cond!r}"]) + context_notes
+    if failed is not None:
+        return False, f"context not met: {failed.describe()}; " + "; ".join(notes)
+    if value is None:
         return None, "cannot be evaluated (missing data); " + "; ".join(notes)
     return True, "; ".join(notes)
 
