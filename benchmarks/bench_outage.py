@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import logging
 import tempfile
-import threading
 import time
 from collections import Counter
 from dataclasses import replace
@@ -24,7 +23,7 @@ from typing import Any
 from clineval import api
 from clineval.runner.policy import CallPolicy
 from clineval.testing import Script
-from clineval.testing.process import ServerProcess, start_server_process, stop_server_process
+from clineval.testing.process import OutageHooks, start_server_process, stop_server_process
 
 MEDQA = (
     Path(__file__).resolve().parents[2]
@@ -33,35 +32,6 @@ MEDQA = (
     / "medqa_usmle_4opt"
     / "phrases_no_exclude_test.jsonl"
 )
-
-
-class Outage:
-    """Progress hooks: kill the server at the ``at``-th finished case, restart it ``seconds`` later."""
-
-    def __init__(self, server: ServerProcess, script: Path, at: int, seconds: float | None) -> None:
-        self.server, self.script, self.at, self.seconds = server, script, at, seconds
-        self.finished = 0
-        self.servers = [server]
-        self.thread: threading.Thread | None = None
-
-    def task_started(self, task_id: str, total: int, already_done: int) -> None:
-        return None
-
-    def task_finished(self, task_id: str, stats: Any) -> None:
-        return None
-
-    def case_finished(self, task_id: str, result: Any) -> None:
-        self.finished += 1
-        if self.seconds is not None and self.finished == self.at:
-            self.server.process.kill()
-            self.server.process.wait()
-            self.thread = threading.Thread(target=self._restart, daemon=True)
-            self.thread.start()
-
-    def _restart(self) -> None:
-        assert self.seconds is not None
-        time.sleep(self.seconds)
-        self.servers.append(start_server_process(self.script, port=self.server.port))
 
 
 class Lines(logging.Handler):
@@ -84,7 +54,7 @@ def one(folder: Path, n: int, kill_at: int, outage: float | None, policy: CallPo
         f"    system: {{type: openai, base_url: '{server.base_url}', model: scripted-model}}\n"
         "    scorers: [mcq]\n"
     )
-    hooks = Outage(server, script, kill_at, outage)
+    hooks = OutageHooks(server, script, kill_at, outage)
     handler = Lines()
     logger = logging.getLogger("clineval.runner.breaker")
     logger.addHandler(handler)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import threading
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -25,7 +24,7 @@ from clineval.runner.breaker import breaker_for
 from clineval.runner.calls import call_system
 from clineval.runner.policy import CallPolicy
 from clineval.testing import Script
-from clineval.testing.process import ServerProcess, start_server_process, stop_server_process
+from clineval.testing.process import OutageHooks, start_server_process, stop_server_process
 from tests.cli_helpers import clineval
 from tests.test_live_run import write_live_suite
 
@@ -161,39 +160,11 @@ def test_one_case_failing_on_its_own_cannot_hold_the_run() -> None:
 # --- live: the scripted server in another process, killed and restarted on the same port mid-run ----
 
 
-class KillMidRun:
-    """Progress hooks that kill the server at the ``at``-th finished case and restart it ``gap_s`` later."""
-
-    def __init__(self, server: ServerProcess, script_path: Path, at: int, gap_s: float) -> None:
-        self.server, self.script_path, self.at, self.gap_s = server, script_path, at, gap_s
-        self.finished = 0
-        self.restarted: list[ServerProcess] = []
-        self.thread: threading.Thread | None = None
-
-    def task_started(self, task_id: str, total: int, already_done: int) -> None:
-        return None
-
-    def task_finished(self, task_id: str, stats: Any) -> None:
-        return None
-
-    def case_finished(self, task_id: str, result: Any) -> None:
-        self.finished += 1
-        if self.finished == self.at:
-            self.server.process.kill()  # SIGKILL: in-flight requests are cut
-            self.server.process.wait()
-            self.thread = threading.Thread(target=self._restart, daemon=True)
-            self.thread.start()
-
-    def _restart(self) -> None:
-        time.sleep(self.gap_s)
-        self.restarted.append(start_server_process(self.script_path, port=self.server.port))
-
-
 def test_live_run_rides_out_an_endpoint_restart(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     script_path = tmp_path / "script.json"
     script_path.write_text(Script(latency_s=0.05).model_dump_json(by_alias=True))
     server = start_server_process(script_path)
-    hooks = KillMidRun(server, script_path, at=60, gap_s=3.0)
+    hooks = OutageHooks(server, script_path, at=60, gap_s=3.0)
     suite = write_live_suite(tmp_path, server.base_url, 200)
     request = api.RunRequest(
         suite_path=suite,

@@ -11,6 +11,8 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -89,3 +91,38 @@ def running_server_process(script: Script | None = None, *, port: int = 0) -> It
             stop_server_process(server)
     finally:
         os.unlink(name)
+
+
+class OutageHooks:
+    """Progress hooks that make an endpoint outage mid-run: SIGKILL the server when the ``at``-th case
+    finishes (in-flight requests are cut), and start it again on the same port ``gap_s`` seconds later
+    (never, with ``gap_s=None``). ``servers`` holds every process started, the first included, so the
+    caller can stop them all after joining ``thread``."""
+
+    def __init__(self, server: ServerProcess, script_path: Path, at: int, gap_s: float | None) -> None:
+        self.server, self.script_path, self.at, self.gap_s = server, script_path, at, gap_s
+        self.finished = 0
+        self.servers = [server]
+        self.thread: threading.Thread | None = None
+
+    @property
+    def restarted(self) -> list[ServerProcess]:
+        return self.servers[1:]
+
+    def task_started(self, task_id: str, total: int, already_done: int) -> None:
+        return None
+
+    def task_finished(self, task_id: str, stats: Any) -> None:
+        return None
+
+    def case_finished(self, task_id: str, result: Any) -> None:
+        self.finished += 1
+        if self.gap_s is not None and self.finished == self.at:
+            self.server.process.kill()
+            self.server.process.wait()
+            self.thread = threading.Thread(target=self._restart, args=(self.gap_s,), daemon=True)
+            self.thread.start()
+
+    def _restart(self, gap_s: float) -> None:
+        time.sleep(gap_s)
+        self.servers.append(start_server_process(self.script_path, port=self.server.port))
