@@ -83,14 +83,24 @@ def _migrate(conn: Connection) -> None:
     command.upgrade(config, "head")
 
 
+def _new_sqlite_file(engine: Engine) -> bool:
+    database = engine.url.database or ""
+    if engine.dialect.name != "sqlite" or database in ("", ":memory:") or database.startswith("file:"):
+        return False
+    return not Path(database).expanduser().exists()
+
+
 def _at_head(engine: Engine) -> bool:
-    """One query: whether the stored revision is the head (False also when ``alembic_version`` is missing,
-    which the locked path below then looks at properly)."""
-    with engine.connect() as conn:
-        try:
+    """One query: whether the stored revision is the head. False also when ``alembic_version`` is missing,
+    when the database is busy, and for a SQLite file not created yet: its first connection (which switches
+    it to WAL) must happen under the migration lock, or two processes creating it at once collide."""
+    if _new_sqlite_file(engine):
+        return False
+    try:
+        with engine.connect() as conn:
             return bool(conn.execute(text("SELECT version_num FROM alembic_version")).scalar() == HEAD)
-        except (OperationalError, ProgrammingError):  # no such table (SQLite / PostgreSQL)
-            return False
+    except (OperationalError, ProgrammingError):  # no such table (SQLite / PostgreSQL), or locked
+        return False
 
 
 def upgrade(engine: Engine) -> str:
