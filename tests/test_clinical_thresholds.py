@@ -10,7 +10,7 @@ import pytest
 from clineval.core.clinical_thresholds import THRESHOLDS, resolve_threshold, threshold
 from clineval.core.errors import DataFileError, UserInputError
 from clineval.guard import DEFAULT_RED_FLAGS, RedFlagSet
-from clineval.scoring.rule_engine import load_rules
+from clineval.scoring.rule_engine import applicable_rules, load_rules
 from clineval.scoring.rule_model import AnyOfContext, parse_rules
 
 
@@ -89,25 +89,74 @@ def _tier1_names() -> set[str]:
     return {name for name in THRESHOLDS if f"threshold: {name}" in text}
 
 
-# tier 3 keeps "> 6.5" for severe hyperkalaemia until the golden set is regenerated (item 4): with
-# ">=" gs1-adversarial-05 (K+ exactly 6.5, labelled "no escalation") would change its expected rules.
-KNOWN_OP_DIFFERENCES = {"potassium_severe": ">"}
-
-
 def test_tier1_and_tier3_share_every_threshold() -> None:
     tier3 = {**_tier3("troponin_chest_pain_acs"), **_tier3("hyperkalaemia_severe")}
-    assert set(tier3) == {"troponin_hs_ctnt_url", "potassium_severe"}
+    per_assay = {"troponin_hs_ctnt_url", "troponin_hs_ctni_url", "troponin_ctni_url"}
+    assert set(tier3) == {*per_assay, "potassium_severe"}
     shared = set(tier3) & _tier1_names()
-    assert shared == {"troponin_hs_ctnt_url", "potassium_severe"}
-    for name in shared:
+    assert shared == set(tier3)
+    for name in shared:  # same number, unit and op in both files: no override
         op, value, unit = tier3[name]
-        assert value == THRESHOLDS[name].value and unit == THRESHOLDS[name].unit, name
-        assert op == KNOWN_OP_DIFFERENCES.get(name, THRESHOLDS[name].op), name
-    # the numbers, by hand: hs-cTnT 14 ng/L; K+ 6.5 mmol/L
-    assert tier3["troponin_hs_ctnt_url"][1] == 14 and tier3["potassium_severe"][1] == 6.5
-    # and tier 1 fires at the same numbers
-    k = {"labs": [{"name": "K+", "value": 6.5, "unit": "mmol/L"}]}
-    assert "severe_hyperkalaemia" in {h.id for h in DEFAULT_RED_FLAGS.detect(k)}
-    for value, fires in ((14, False), (15, True)):
-        patient = {"labs": [{"name": "hs-cTnT", "value": value, "unit": "ng/L"}], "note": "chest pain"}
-        assert ("acs_troponin_chest_pain" in {h.id for h in DEFAULT_RED_FLAGS.detect(patient)}) is fires
+        assert (op, value, unit) == (THRESHOLDS[name].op, THRESHOLDS[name].value, THRESHOLDS[name].unit), name
+    # the numbers, by hand: hs-cTnT > 14, hs-cTnI > 26, cTnI > 40 ng/L; K+ >= 6.5 mmol/L
+    assert {n: tier3[n][:2] for n in tier3} == {
+        "troponin_hs_ctnt_url": (">", 14),
+        "troponin_hs_ctni_url": (">", 26),
+        "troponin_ctni_url": (">", 40),
+        "potassium_severe": (">=", 6.5),
+    }
+
+
+def _row(name: str, value: float, unit: str, flag: str = "", **extra: Any) -> dict[str, Any]:
+    return {"name": name, "value": value, "unit": unit, "flag": flag, **extra}
+
+
+HAEMOLYSED = _row("K+", 7.1, "mmol/L", "H", haemolysed=True)
+# (labs, tier 1 flag, tier 3 rule, expected decision): worked out by hand from the thresholds above.
+AGREEMENT = [
+    ([_row("hs-cTnT", 14, "ng/L")], "acs_troponin_chest_pain", "troponin_chest_pain_acs", False),  # not > 14
+    ([_row("hs-troponin T", 15, "ng/L", "H")], "acs_troponin_chest_pain", "troponin_chest_pain_acs", True),
+    ([_row("hs-cTnI", 20, "ng/L")], "acs_troponin_chest_pain", "troponin_chest_pain_acs", False),  # < 26
+    ([_row("hs-cTnI", 30, "ng/L", "H")], "acs_troponin_chest_pain", "troponin_chest_pain_acs", True),
+    ([_row("troponin I", 0.03, "ng/mL")], "acs_troponin_chest_pain", "troponin_chest_pain_acs", False),  # 30
+    ([_row("troponin I", 0.05, "ng/mL", "H")], "acs_troponin_chest_pain", "troponin_chest_pain_acs", True),
+    ([_row("troponin", 80, "ng/L", "H")], "acs_troponin_chest_pain", "troponin_chest_pain_acs", True),  # flag
+    ([_row("troponin", 80, "ng/L", "N")], "acs_troponin_chest_pain", "troponin_chest_pain_acs", False),
+    ([_row("troponin", 80, "ng/L")], "acs_troponin_chest_pain", "troponin_chest_pain_acs", False),  # no flag
+    (  # the assay named in its own field: hs-cTnT 20 > 14
+        [_row("troponin", 20, "ng/L", assay="Roche Elecsys hs-cTnT")],
+        "acs_troponin_chest_pain",
+        "troponin_chest_pain_acs",
+        True,
+    ),
+    ([_row("potassium", 6.4, "mmol/L", "H")], "severe_hyperkalaemia", "hyperkalaemia_severe", False),
+    ([_row("potassium", 6.5, "mmol/L", "HH")], "severe_hyperkalaemia", "hyperkalaemia_severe", True),  # >=
+    ([_row("K+", 7.5, "mmol/L", specimen="urine")], "severe_hyperkalaemia", "hyperkalaemia_severe", False),
+    (
+        [_row("potassium", 7.5, "mmol/L", sample="drain fluid")],
+        "severe_hyperkalaemia",
+        "hyperkalaemia_severe",
+        False,
+    ),
+    (
+        [HAEMOLYSED, _row("K+", 4.6, "mmol/L")],
+        "severe_hyperkalaemia",
+        "hyperkalaemia_severe",
+        False,
+    ),  # repeat
+    (  # by collection time the haemolysed 7.1 is the later sample
+        [{**HAEMOLYSED, "time": "2024-05-01T10:00"}, _row("K+", 4.6, "mmol/L", time="2024-05-01T08:00")],
+        "severe_hyperkalaemia",
+        "hyperkalaemia_severe",
+        True,
+    ),
+]
+
+
+@pytest.mark.parametrize(("labs", "flag", "rule", "expected"), AGREEMENT)
+def test_tier1_and_tier3_reach_the_same_decision(
+    labs: list[dict[str, Any]], flag: str, rule: str, expected: bool
+) -> None:
+    patient = {"conditions": ["chest pain"], "labs": labs}
+    assert (flag in {h.id for h in DEFAULT_RED_FLAGS.detect(patient)}) is expected
+    assert (rule in {r.id for r in applicable_rules(patient)}) is expected

@@ -91,6 +91,13 @@ EFFUSION = pt(conditions=["pleural effusion"], cxr=["large left pleural effusion
 NODULE_7 = pt(age=60, conditions=["incidental pulmonary nodule"], measurements={"nodule_size_mm": 7})
 NODULE_12 = pt(age=60, conditions=["incidental pulmonary nodule"], measurements={"nodule_size_mm": 12})
 CHEST = pt(conditions=["chest pain"], labs=[lab("hs-troponin T", 80, "ng/L")])
+ACS = ("Start the ACS pathway", "Aspirin 300 mg loading dose")
+
+
+def trop(name: str, value: float, unit: str, flag: str = "H") -> dict[str, Any]:
+    return pt(conditions=["chest pain"], labs=[lab(name, value, unit, flag)])
+
+
 K7 = pt(conditions=["hyperkalaemia"], labs=[lab("potassium", 7.0, "mmol/L")])
 K7_ECG = pt(conditions=["hyperkalaemia"], labs=[lab("potassium", 7.0, "mmol/L")], note="ECG: peaked T waves.")
 
@@ -502,6 +509,43 @@ PROBES: list[Probe] = [
         ("systemic corticosteroid",),
     ),
     Probe("copd_exacerbation_acute", "stable COPD", pt(conditions=["COPD"]), ("Salbutamol",), "n/a"),
+    # v2.1: only blood pH counts for NIV (pleural fluid pH 7.2 is no acidosis)
+    Probe(
+        "copd_exacerbation_acute",
+        "pleural fluid pH 7.2, no blood gas: NIV not required",
+        {**AECOPD, "labs": [{**lab("pH", 7.2, ""), "specimen": "pleural fluid"}, lab("pCO2", 8.1, "kPa")]},
+        ("Salbutamol nebuliser", "Prednisolone 30 mg"),
+        "pass",
+    ),
+    Probe(
+        "copd_exacerbation_acute",
+        "blood pH 7.40, later pleural pH 7.2",
+        {
+            **AECOPD,
+            "labs": [
+                lab("pH", 7.40, "", "N"),
+                lab("pCO2", 8.1, "kPa"),
+                {**lab("pH", 7.2, ""), "sample": "pleural"},
+            ],
+        },
+        ("Salbutamol nebuliser", "Prednisolone 30 mg"),
+        "pass",
+    ),
+    Probe(
+        "copd_exacerbation_acute",
+        "pleural pH 7.2 then arterial pH 7.28: NIV required",
+        {
+            **AECOPD,
+            "labs": [
+                {**lab("pH", 7.2, ""), "specimen": "pleural fluid"},
+                lab("pH", 7.28, ""),
+                lab("pCO2", 8.1, "kPa"),
+            ],
+        },
+        ("Salbutamol nebuliser", "Prednisolone 30 mg"),
+        "fail",
+        ("non-invasive ventilation",),
+    ),
     # copd_frequent_exacerbator (GOLD 2024 group E: LABA + LAMA, + ICS if eos >= 300)
     Probe(
         "copd_frequent_exacerbator",
@@ -736,6 +780,45 @@ PROBES: list[Probe] = [
         ("Discharge",),
         "n/a",
     ),
+    # per assay, each beyond its own 99th-percentile URL (v2.1): hs-cTnT > 14, hs-cTnI > 26, cTnI > 40 ng/L
+    Probe("troponin_chest_pain_acs", "hs-cTnT 20 ng/L", trop("hs-cTnT", 20, "ng/L"), ACS, "pass"),
+    Probe("troponin_chest_pain_acs", "hs-cTnI 20 ng/L (< 26)", trop("hs-cTnI", 20, "ng/L", "N"), ACS, "n/a"),
+    Probe("troponin_chest_pain_acs", "hs-cTnI 30 ng/L", trop("hs-cTnI", 30, "ng/L"), ACS, "pass"),
+    Probe(
+        "troponin_chest_pain_acs",
+        "cTnI 0.03 ng/mL (30 ng/L)",
+        trop("troponin I", 0.03, "ng/mL", "N"),
+        ACS,
+        "n/a",
+    ),
+    Probe(
+        "troponin_chest_pain_acs", "cTnI 0.05 ng/mL (50 ng/L)", trop("troponin I", 0.05, "ng/mL"), ACS, "pass"
+    ),
+    Probe("troponin_chest_pain_acs", "no assay, flag H", trop("troponin", 80, "ng/L", "H"), ACS, "pass"),
+    Probe("troponin_chest_pain_acs", "no assay, flag N", trop("troponin", 80, "ng/L", "N"), ACS, "n/a"),
+    Probe("troponin_chest_pain_acs", "no assay, no flag", trop("troponin", 80, "ng/L", ""), ACS, "unknown"),
+    Probe("troponin_chest_pain_acs", "no troponin at all", pt(conditions=["chest pain"]), ACS, "unknown"),
+    Probe(
+        "troponin_chest_pain_acs",
+        "assay in its own field: Roche hs-cTnT 20",
+        pt(
+            conditions=["chest pain"],
+            labs=[{**lab("troponin", 20, "ng/L", ""), "assay": "Roche Elecsys hs-cTnT"}],
+        ),
+        ACS,
+        "pass",
+    ),
+    Probe(
+        "troponin_chest_pain_acs",
+        "hs-cTnT 20 with a normal hs-cTnI",
+        pt(
+            conditions=["chest pain"],
+            labs=[lab("hs-cTnI", 10, "ng/L", "N"), lab("hs-troponin T", 20, "ng/L")],
+        ),
+        ("Discharge",),
+        "fail",
+        ("acute coronary syndrome pathway",),
+    ),
     # hyperkalaemia_severe (UKKA 2020)
     Probe(
         "hyperkalaemia_severe",
@@ -798,6 +881,41 @@ PROBES: list[Probe] = [
         pt(labs=[lab("potassium", 7.2, "mmol/L"), lab("potassium", 4.5, "mmol/L", "N")]),
         ("Repeat K+",),
         "n/a",
+    ),
+    # v2.1: the shared K+ >= 6.5; the latest blood sample only
+    Probe(
+        "hyperkalaemia_severe",
+        "K+ exactly 6.5",
+        pt(labs=[lab("potassium", 6.5, "mmol/L")]),
+        ("Repeat K+",),
+        "fail",
+        ("insulin with glucose", "cardiac monitoring"),
+    ),
+    Probe(
+        "hyperkalaemia_severe",
+        "haemolysed K+ 7.1 marked, repeat 4.6",
+        pt(labs=[{**lab("K+", 7.1, "mmol/L"), "haemolysed": True}, lab("K+", 4.6, "mmol/L", "N")]),
+        ("Repeat K+",),
+        "n/a",
+    ),
+    Probe(
+        "hyperkalaemia_severe",
+        "urine potassium 40 is not serum",
+        pt(labs=[{**lab("potassium", 40, "mmol/L"), "specimen": "urine"}]),
+        ("Repeat K+",),
+        "unknown",
+    ),
+    Probe(
+        "hyperkalaemia_severe",
+        "K+ 7.0 then a later urine K+ 20",
+        pt(
+            labs=[
+                lab("potassium", 7.0, "mmol/L"),
+                {**lab("potassium", 20, "mmol/L", "N"), "sample_type": "urine"},
+            ]
+        ),
+        ("Insulin 10 units with 50 ml 50% glucose", "Cardiac monitoring"),
+        "pass",
     ),
 ]
 

@@ -228,7 +228,7 @@ def test_every_rule_cites_a_source_and_class() -> None:
 
 def test_rules_versioned_and_hashed() -> None:
     rules = load_rules()
-    assert rules.version == "2.0.0"
+    assert rules.version == "2.1.0"
     assert rules.sha256.startswith("sha256:") and len(rules.sha256) == 71
 
 
@@ -246,7 +246,9 @@ def test_potassium_units_and_threshold() -> None:
     assert lab_value(pt(labs=[lab("K", 6.8, "mEq/L")]), "potassium", rules)[0] == 6.8
     assert lab_value(pt(labs=[lab("K", 6.8, "mg/dL")]), "potassium", rules)[0] is None  # not convertible
     exactly = result("hyperkalaemia_severe", pt(labs=[lab("potassium", 6.5, "mmol/L")]), acts())
-    assert exactly.applicable is False  # the rule is K+ > 6.5
+    assert exactly.applicable is True  # UKKA 2020: severe is K+ >= 6.5
+    below = result("hyperkalaemia_severe", pt(labs=[lab("potassium", 6.4, "mmol/L")]), acts())
+    assert below.applicable is False
     unconvertible = result("hyperkalaemia_severe", pt(labs=[lab("potassium", 7.0, "g/L")]), acts())
     assert unconvertible.applicable is None
 

@@ -8,11 +8,12 @@ that fire, each with the evidence that fired it. Pure: no I/O after loading.
 
 Labs (v2): a lab row may also carry ``specimen`` (or ``sample``/``sample_type``), ``assay``, ``time`` (or
 ``collected``) and ``haemolysed`` (or ``hemolyzed``), all optional. A row whose name or specimen names a
-non-blood specimen (pleural fluid, urine, CSF...) or a concept's own exclusion (ScvO2 for SpO2) is not
-that concept. Per concept only the **latest** sample counts (by ``time`` when every sample has one, else
-the last in the list), so a normal repeat supersedes an earlier haemolysed or abnormal one. Values are
-converted to the concept's unit with the file's ``units`` factors; a unit the file does not list makes
-the value unreadable (only the lab's own flag can then fire).
+non-blood specimen (pleural fluid, urine, CSF...: ``clineval.core.lab_samples.NON_BLOOD_SPECIMENS``,
+shared with tier 3, unless the file gives ``non_blood_specimens``) or a concept's own exclusion (ScvO2
+for SpO2) is not that concept. Per concept only the **latest** sample counts (``lab_samples.latest``: by
+``time`` when every sample has one, else the last in the list), so a normal repeat supersedes an
+earlier haemolysed or abnormal one. Values are converted to the concept's unit with the file's ``units``
+factors; a unit the file does not list makes the value unreadable (only the lab's own flag can then fire).
 
 Mentions are negation-aware: a term preceded within 3 tokens by "no", "not", "denies", "without",
 "negative", "absent" in the same clause, or followed by "ruled out" / "excluded" / "unlikely", does not
@@ -32,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from clineval.core.errors import DataFileError
+from clineval.core.lab_samples import NON_BLOOD_SPECIMENS, latest
 from clineval.core.safe_yaml import safe_load
 from clineval.guard.red_flag_conditions import (
     Condition,
@@ -115,7 +117,8 @@ class RedFlagSet:
     def _build(self, data: Mapping[str, Any]) -> None:
         self._lab_concept: dict[str, str] = {}
         self._concepts: dict[str, _Concept] = {}
-        excluded: dict[str, set[str]] = {t: {_ALL} for t in data.get("non_blood_specimens") or ()}
+        non_blood = data.get("non_blood_specimens", NON_BLOOD_SPECIMENS) or ()  # shared with tier 3
+        excluded: dict[str, set[str]] = {t: {_ALL} for t in non_blood}
         for concept, spec in (data.get("lab_concepts") or {}).items():
             spec = {"aliases": spec} if isinstance(spec, list) else spec
             self._lab_concept.update({str(a): concept for a in spec["aliases"]})
@@ -205,7 +208,7 @@ class RedFlagSet:
                 concept = self._concept_of(lab)
                 if concept is not None:
                     by_concept.setdefault(concept, []).append(lab)
-        return {concept: self._row(concept, _latest(rows)) for concept, rows in by_concept.items()}
+        return {concept: self._row(concept, latest(rows)) for concept, rows in by_concept.items()}
 
     def _row(self, concept: str, lab: Mapping[str, Any]) -> LabRow:
         unit = _unit(lab.get("unit"))
@@ -270,15 +273,6 @@ class RedFlagSet:
             if flag.id == flag_id:
                 return flag
         raise KeyError(flag_id)
-
-
-def _latest(rows: list[Mapping[str, Any]]) -> Mapping[str, Any]:
-    """The latest sample: by ``time``/``collected`` when every row has one of one type, else the last."""
-    times = [r.get("time", r.get("collected")) for r in rows]
-    kinds = {type(t) for t in times}
-    if len(rows) > 1 and len(kinds) == 1 and (kinds <= {str} or kinds <= {int, float}):
-        return max(zip(times, range(len(rows)), rows, strict=True), key=lambda x: (x[0], x[1]))[2]
-    return rows[-1]
 
 
 def _numbers(record: Any, aliases: Mapping[str, str]) -> dict[str, float]:

@@ -23,9 +23,14 @@ Conditions are matched the same way (threshold 1.0) against ``conditions``; find
 of ``conditions``, ``cxr``, ``findings`` and ``note`` that state a fact ("no ...", "negative", "family
 history" clauses do not), allergies against ``allergies``, events against ``events`` or "N weeks ago".
 
-Patient data: a lab is the *last* entry of ``labs`` whose name is an alias of the rule's lab (labs are in
-time order: a repeat value supersedes a haemolysed one), converted to the lab's canonical unit with the
-factors of the ``labs`` table; vitals from ``vitals``, LVEF from ``ef``, scores from ``scores``,
+Patient data: a lab is the latest blood sample of ``labs`` whose name (or ``assay``) is an alias of the
+rule's lab: rows from a non-blood specimen (``clineval.core.lab_samples``, shared with tier 1: "pleural
+fluid pH") are skipped, and the latest is by ``time``/``collected`` when every row has one, else the last
+in the list (a repeat value supersedes a haemolysed one); it is converted to the lab's canonical unit with
+the factors of the ``labs`` table. A lab item with ``flags`` (no numeric limit: a troponin of no named
+assay) holds when that row's own flag is one of them (no flag: not evaluable). An ``any_of`` group with
+``skip_unmeasured`` leaves out the labs with no result (alternative assays: one assay done is enough).
+Vitals from ``vitals``, LVEF from ``ef``, scores from ``scores``,
 measurements (``nodule_size_mm``) from the optional ``measurements`` object. ``curb65`` is computed by
 ``curb65`` when ``scores`` lacks it.
 """
@@ -46,7 +51,7 @@ from clineval.scoring.rule_model import (
     load_rules,
     parse_rules,
 )
-from clineval.scoring.rule_patient import _names_any, _texts, check_item, curb65, lab_value, names
+from clineval.scoring.rule_patient import _names_any, _texts, check_item, curb65, lab_value, latest_lab, names
 
 __all__ = [
     "Rule",
@@ -107,7 +112,7 @@ def _evaluate(
     notes: list[str] = []
     unknown = False
     for group in context:
-        items = group.any_of if isinstance(group, AnyOfContext) else [group]
+        items = _members(group, patient, ruleset)
         outcomes = [check_item(item, patient, ruleset) for item in items]
         notes.extend(note for _, note in outcomes)
         values = [ok for ok, _ in outcomes]
@@ -118,6 +123,18 @@ def _evaluate(
             continue
         return False, notes, group
     return (None if unknown else True), notes, None
+
+
+def _members(
+    group: ContextItem | AnyOfContext, patient: Mapping[str, Any], ruleset: RuleSet
+) -> list[ContextItem]:
+    """A group's items; for ``skip_unmeasured`` without the labs that have no result, unless none has."""
+    if not isinstance(group, AnyOfContext):
+        return [group]
+    if not group.skip_unmeasured:
+        return group.any_of
+    measured = [i for i in group.any_of if i.lab is None or latest_lab(patient, i.lab, ruleset) is not None]
+    return measured or group.any_of
 
 
 def holds(context: Context, patient: Mapping[str, Any], ruleset: RuleSet) -> tuple[bool | None, list[str]]:

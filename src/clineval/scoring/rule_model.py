@@ -18,7 +18,7 @@ from clineval.core.clinical_thresholds import resolve_threshold
 from clineval.core.errors import DataFileError
 from clineval.core.safe_yaml import safe_load
 
-Op = Literal[">", ">=", "<", "<=", "==", "present", "absent"]
+Op = Literal[">", ">=", "<", "<=", "==", "present", "absent", "flagged"]
 KINDS = ("lab", "vital", "score", "ef", "finding", "measurement", "allergy", "age", "event")
 TEXT_KINDS = ("finding", "allergy")  # matched as text (present | absent); the others are numbers
 NEGATION = re.compile(
@@ -61,10 +61,15 @@ class ContextItem(_Model):
     unit: str | None = None
     synonyms: list[str] = Field(default_factory=list)
     threshold: str | None = None  # a clinical_thresholds name (shared with tier 1): fills op, value, unit
+    # A lab judged by the laboratory's own flag (no numeric limit): holds when the latest row's flag is one
+    # of these; op "flagged" (filled in when ``flags`` is given).
+    flags: list[str] = Field(default_factory=list)
 
     @model_validator(mode="before")
     @classmethod
     def _resolve_threshold(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("flags") and "op" not in data:
+            data = {**data, "op": "flagged"}
         return resolve_threshold(data)
 
     @model_validator(mode="after")
@@ -76,7 +81,11 @@ class ContextItem(_Model):
             raise ValueError(f"op {self.op!r} is for findings and allergies only")
         if kinds[0] in TEXT_KINDS and self.op not in ("present", "absent"):
             raise ValueError(f"a {kinds[0]} item takes op present or absent")
-        if self.op not in ("present", "absent") and self.value is None:
+        if (self.op == "flagged") != bool(self.flags) or (self.flags and kinds[0] != "lab"):
+            raise ValueError("flags (op flagged) are for lab items, instead of a numeric limit")
+        if self.op == "flagged" and self.value is not None:
+            raise ValueError("a flagged lab item has no numeric limit (value or threshold)")
+        if self.op not in ("present", "absent", "flagged") and self.value is None:
             raise ValueError(f"op {self.op!r} needs a value")
         return self
 
@@ -91,12 +100,17 @@ class ContextItem(_Model):
     def describe(self) -> str:
         if self.op in ("present", "absent"):
             return f"{self.name} {self.op}"
+        if self.op == "flagged":
+            return f"{self.name} flagged {'/'.join(self.flags)}"
         unit = f" {self.unit}" if self.unit else ""
         return f"{self.name} {self.op} {self.value:g}{unit}"
 
 
 class AnyOfContext(_Model):
     any_of: list[ContextItem] = Field(min_length=1)
+    # Members are alternative assays of one analyte (troponin T / I): a lab member with no result is left
+    # out when another member has one (an assay not done is not missing data), unknown when none has.
+    skip_unmeasured: bool = False
 
     def describe(self) -> str:
         return " or ".join(item.describe() for item in self.any_of)

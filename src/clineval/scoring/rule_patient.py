@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
+from clineval.core.lab_samples import NON_BLOOD_SPECIMENS, latest, specimen_text
+from clineval.guard.terms import TermIndex
 from clineval.scoring.rule_model import (
     _CLAUSE,
     CONFUSION,
@@ -66,16 +69,40 @@ def _key(text: str) -> str:
     return " ".join(str(text).lower().replace("_", " ").split())
 
 
-def lab_value(patient: Mapping[str, Any], lab: str, ruleset: RuleSet) -> tuple[float | None, str]:
-    """The last ``labs`` entry named by an alias of ``lab``, in the lab's canonical unit, and a note."""
-    spec = ruleset.labs[lab]
-    aliases = {_key(a) for a in [lab, *spec.aliases]}
-    entries = [
-        e for e in patient.get("labs") or [] if isinstance(e, Mapping) and _key(e.get("name", "")) in aliases
+_NON_BLOOD = TermIndex(NON_BLOOD_SPECIMENS)  # tier 1's list and matching ("pleural fluid pH")
+
+
+@lru_cache(maxsize=8)
+def _alias_index(aliases: frozenset[str]) -> TermIndex:
+    return TermIndex(sorted(aliases))
+
+
+def _lab_key(entry: Mapping[str, Any], known: frozenset[str]) -> str:
+    """The alias a lab row is keyed by: the first alias its ``assay`` names ("Roche Elecsys hs-cTnT"), as
+    tier 1 reads it, else its name."""
+    found = _alias_index(known).find(str(entry.get("assay") or ""))
+    return _key(found[0]) if found else _key(entry.get("name", ""))
+
+
+def latest_lab(patient: Mapping[str, Any], lab: str, ruleset: RuleSet) -> Mapping[str, Any] | None:
+    """The latest blood-sample ``labs`` row named by an alias of ``lab`` (None: no such row). Rows from a
+    non-blood specimen are skipped; "latest" is by ``time``/``collected``, else list order (as tier 1)."""
+    aliases = {_key(a) for a in [lab, *ruleset.labs[lab].aliases]}
+    known = frozenset(_key(a) for name, spec in ruleset.labs.items() for a in [name, *spec.aliases])
+    rows = [
+        e
+        for e in patient.get("labs") or []
+        if isinstance(e, Mapping) and _lab_key(e, known) in aliases and not _NON_BLOOD.find(specimen_text(e))
     ]
-    if not entries:
+    return latest(rows) if rows else None
+
+
+def lab_value(patient: Mapping[str, Any], lab: str, ruleset: RuleSet) -> tuple[float | None, str]:
+    """The latest blood ``labs`` row of ``lab`` (``latest_lab``), in the lab's canonical unit, and a note."""
+    spec = ruleset.labs[lab]
+    entry = latest_lab(patient, lab, ruleset)
+    if entry is None:
         return None, f"{lab}: no result"
-    entry = entries[-1]
     value = _number(entry.get("value"))
     if value is None:
         return None, f"{lab}: value {entry.get('value')!r} is not a number"
@@ -87,6 +114,18 @@ def lab_value(patient: Mapping[str, Any], lab: str, ruleset: RuleSet) -> tuple[f
     return converted, f"{lab} = {converted:g} {spec.unit}" + (
         f" (from {value:g} {unit})" if _key(unit) != _key(spec.unit) else ""
     )
+
+
+def lab_flagged(item: ContextItem, patient: Mapping[str, Any], ruleset: RuleSet) -> tuple[bool | None, str]:
+    """Whether the latest row's own flag is one of ``item.flags``: None when there is no row or no flag
+    (nothing to judge by), False for any other flag ("N")."""
+    entry = latest_lab(patient, item.name, ruleset)
+    if entry is None:
+        return None, f"{item.name}: no result"
+    flag = str(entry.get("flag") or "").strip().lower()
+    if not flag:
+        return None, f"{item.name}: no flag (no numeric limit for this assay)"
+    return flag in {f.lower() for f in item.flags}, f"{item.name} flagged {flag!r}"
 
 
 def _texts(patient: Mapping[str, Any], *keys: str) -> list[str]:
@@ -202,6 +241,8 @@ def check_item(item: ContextItem, patient: Mapping[str, Any], ruleset: RuleSet) 
         present = hit is not None
         note = f"{item.name}: {'found in ' + repr(hit) if hit else 'not found'}"
         return (present if item.op == "present" else not present), note
+    if item.op == "flagged":
+        return lab_flagged(item, patient, ruleset)
     value, note = _observe(item, patient, ruleset)
     if value is None or item.value is None:
         return None, note
