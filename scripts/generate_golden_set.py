@@ -1,10 +1,17 @@
-"""Generate the synthetic cardiopulmonary golden set (version 1): ``data/golden_set/golden_set_v1.jsonl``.
+"""Generate the synthetic cardiopulmonary golden set (version 2): ``data/golden_set/golden_set_v2.jsonl``.
 
 No patient data: every case is drawn from the clinical parameter tables below with ``random.Random(SEED)``,
-so the file is reproducible byte for byte (``tests/test_golden_set.py`` regenerates it). Expected actions
-come from the tier 3 rule engine (``clineval.scoring.rule_engine``) run on each patient; a held-out split
-(3 cases of each 15-case condition, 2 of the 10 adversarial cases) is drawn per condition with the same
-seed. Usage: ``python scripts/generate_golden_set.py [--out PATH] [--check]``.
+so the file is reproducible byte for byte (``tests/test_golden_set.py`` regenerates it). The labels come
+from the packaged clinical content, so they cannot contradict it:
+
+* expected rules and actions: the tier 3 rules (``clineval.scoring.rule_reference.reference_plan``: every
+  action the applicable rules require for this patient, the first alternative no rule forbids for them);
+* expected escalation: a tier 1 red flag fires (``clineval.guard.red_flags``) or an applicable rule asks
+  for escalation; ``escalation_reasons`` name, per flag, one of its escalation terms (so a recommendation
+  that repeats them passes the tier 1 escalation check).
+
+A held-out split (3 cases of each 15-case condition, 2 of the 12 adversarial cases) is drawn per condition
+with the same seed. Usage: ``python scripts/generate_golden_set.py [--out PATH] [--check]``.
 """
 
 from __future__ import annotations
@@ -18,16 +25,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from clineval.scoring.rule_engine import applicable_rules, load_rules
+from clineval.guard.red_flags import DEFAULT_RED_FLAGS, RedFlagHit
+from clineval.scoring.rule_engine import evaluate_rules, load_rules
+from clineval.scoring.rule_reference import ReferencePlan, reference_plan
 
-VERSION = 1
+VERSION = 2
 SEED = 20240617
 ROOT = Path(__file__).resolve().parents[1]
-# Golden set v1 was built from guideline rules v1.0.0, pinned here so it stays reproducible byte for byte;
-# golden set v2 (issue 12 item 4) is to be built from the packaged rules (v2).
-RULES_V1 = ROOT / "data" / "golden_set" / "guideline_rules_v1.yaml"
-DEFAULT_OUT = ROOT / "data" / "golden_set" / "golden_set_v1.jsonl"
-COUNTS = {"pneumonia": 15, "chf": 15, "copd": 15, "pe": 15, "mi": 15, "multi_system": 15, "adversarial": 10}
+DEFAULT_OUT = ROOT / "data" / "golden_set" / f"golden_set_v{VERSION}.jsonl"
+COUNTS = {"pneumonia": 15, "chf": 15, "copd": 15, "pe": 15, "mi": 15, "multi_system": 15, "adversarial": 12}
 HELDOUT = {"adversarial": 2}  # others: 3 of 15 (20%)
 
 # name -> (unit, reference low, reference high)
@@ -45,6 +51,8 @@ REFERENCE: dict[str, tuple[str, float, float]] = {
     "lactate": ("mmol/L", 0.5, 2.0),
     "haemoglobin": ("g/L", 120, 170),
     "pCO2": ("kPa", 4.7, 6.0),
+    "pH": ("", 7.35, 7.45),
+    "eosinophils": ("cells/uL", 0, 500),
 }
 QUESTIONS = [
     "Review this patient and recommend the next steps in management, citing the evidence for each.",
@@ -60,9 +68,16 @@ class Gen:
 
     def __init__(self, seed: int) -> None:
         self.rng = random.Random(seed)
+        # Values new in v2 (blood gases, eosinophils) come from their own stream, so every v1 patient
+        # keeps its v1 values and the v1 -> v2 label changes can be read case by case.
+        self.rng_v2 = random.Random(seed + 2)
 
     def num(self, lo: float, hi: float, digits: int = 0) -> float | int:
         value = round(self.rng.uniform(lo, hi), digits)
+        return int(value) if digits == 0 else value
+
+    def num_v2(self, lo: float, hi: float, digits: int = 0) -> float | int:
+        value = round(self.rng_v2.uniform(lo, hi), digits)
         return int(value) if digits == 0 else value
 
     def pick(self, items: list[str]) -> str:
@@ -144,14 +159,17 @@ def pneumonia(g: Gen, i: int, target: int | None = None) -> Built:
         lab("sodium", g.num(131, 141)),
         lab("creatinine", g.num(70, 140)),
     ]
+    # CURB-65 "B" is SBP < 90 OR DBP <= 60: up to CURB-65 2 it is met by the diastolic alone (a pneumonia
+    # with SBP < 90 is septic hypotension, a red flag, not a moderate pneumonia: v1 had SBP 79-85 there)
     low_bp = "B" in parts
+    shocked = low_bp and curb >= 3
     vit = vitals(
         g,
         rr=g.num(30, 36) if "R" in parts else g.num(18, 26),
         hr=g.num(95, 125),
-        sbp=g.num(78, 88) if low_bp else g.num(105, 140),
-        dbp=g.num(45, 58) if low_bp else g.num(66, 84),
-        spo2=g.num(93, 96) if curb <= 1 else g.num(88, 94),
+        sbp=g.num(78, 88) if shocked else g.num(92, 108) if low_bp else g.num(105, 140),
+        dbp=g.num(45, 58) if shocked else g.num(52, 60) if low_bp else g.num(66, 84),
+        spo2=g.num(93, 96) if curb <= 1 else g.num(92, 95) if curb == 2 else g.num(88, 94),
         temp=g.num(38.0, 39.6, 1),
     )
     lobe = g.pick(LOBES)
@@ -221,12 +239,19 @@ def copd(g: Gen, i: int) -> Built:
     kind = "exacerbation" if i < 8 else "exacerbation_frequent" if i < 12 else "stable_frequent"
     age = g.num(55, 84)
     exac = g.num(0, 1) if kind == "exacerbation" else g.num(2, 4)
-    labs = [
-        lab("WBC", g.num(7, 15, 1)),
-        lab("CRP", g.num(4, 60)),
-        lab("pCO2", g.num(5.2, 7.4, 1)),
-        lab("potassium", g.num(3.7, 4.8, 1)),
-    ]
+    wbc, crp = lab("WBC", g.num(7, 15, 1)), lab("CRP", g.num(4, 60))
+    g.num(5.2, 7.4, 1)  # v1's lone pCO2 (replaced by the blood gas below), drawn to keep the v1 stream
+    labs = [wbc, crp, lab("potassium", g.num(3.7, 4.8, 1))]
+    if kind != "stable_frequent":  # an arterial blood gas: pH with pCO2 (v1 gave pCO2 7.1 without a pH)
+        gas = "acidotic" if i % 3 == 0 else "chronic_hypercapnia" if i % 3 == 1 else "normocapnic"
+        ph, pco2 = {
+            "acidotic": (g.num_v2(7.26, 7.33, 2), g.num_v2(6.8, 8.6, 1)),  # BTS/ICS 2016: NIV
+            "chronic_hypercapnia": (g.num_v2(7.36, 7.40, 2), g.num_v2(6.6, 7.4, 1)),  # compensated
+            "normocapnic": (g.num_v2(7.37, 7.44, 2), g.num_v2(4.8, 6.2, 1)),
+        }[gas]
+        labs += [lab("pH", ph), lab("pCO2", pco2)]
+    if kind != "exacerbation":  # GOLD: blood eosinophils guide ICS in group E
+        labs.append(lab("eosinophils", g.num_v2(90, 560)))
     if kind == "stable_frequent":
         conditions = ["COPD"]
         note = (
@@ -436,11 +461,11 @@ def adversarial(g: Gen, i: int) -> Built:
         return p, probs, sev, "borderline_ef_40" if i == 1 else "borderline_ef_41"
     if i == 3:  # unit variant: K+ in mEq/L
         return (*hyperkalaemia(g, 6.9, "mEq/L")[:3], "unit_variant_potassium_meq")
-    if i == 4:  # borderline K+ exactly 6.5: the rule says > 6.5
-        return (*hyperkalaemia(g, 6.5)[:2], "high", "borderline_potassium_6_5")
-    if i == 5:  # conflicting data: haemolysed K+ 7.1, repeat 4.6
+    if i == 4:  # borderline K+ exactly 6.5: severe (UKKA 2020: >= 6.5; v1 read > 6.5)
+        return (*hyperkalaemia(g, 6.5)[:3], "borderline_potassium_6_5")
+    if i == 5:  # conflicting data: haemolysed K+ 7.1, repeat 4.6 (the latest blood sample counts)
         p, _, _, _ = hyperkalaemia(g, 7.1)
-        p["labs"] = [lab("potassium", 7.1), lab("potassium", 4.6), *p["labs"][1:]]
+        p["labs"] = [{**lab("potassium", 7.1), "haemolysed": True}, lab("potassium", 4.6), *p["labs"][1:]]
         p["conditions"] = ["acute kidney injury"]
         p["note"] = "Potassium 7.1 mmol/L on a haemolysed sample; repeat unhaemolysed potassium 4.6 mmol/L."
         return p, ["acute kidney injury"], "moderate", "conflicting_potassium_haemolysed"
@@ -455,10 +480,19 @@ def adversarial(g: Gen, i: int) -> Built:
         p, probs, sev, _ = pe(g, 3)
         p["vitals"] = {"hr": None, "sbp": None, "dbp": None, "rr": None, "spo2": None, "temp": None}
         return p, probs, sev, "missing_vitals_pe"
-    if i == 8:  # unit variant: troponin in ng/mL (0.08 ng/mL = 80 ng/L)
+    if i == 8:  # unit variant: troponin in ng/mL (0.08 ng/mL = 80 ng/L, above the cTnI URL of 40 ng/L)
         p, probs, sev, _ = mi(g, 9)
         p["labs"][0] = lab("troponin I", 0.08, "ng/mL")
         return p, probs, sev, "unit_variant_troponin_ng_ml"
+    if i == 10:  # sample type: a pleural-fluid pH of 7.18 is not a blood pH (no acidosis, no NIV)
+        p, probs, sev, _ = effusion(g)
+        p["labs"].append({"name": "pH", "value": 7.18, "unit": "", "flag": "L", "specimen": "pleural fluid"})
+        p["note"] += " Diagnostic aspiration: turbid fluid, pleural fluid pH 7.18."
+        return p, probs, sev, "sample_type_pleural_fluid_ph"
+    if i == 11:  # lookalike: "non-ST elevation MI" names ST elevation but is no STEMI
+        p, probs, sev, _ = mi(g, 10)
+        p["conditions"] = ["non-ST elevation myocardial infarction", "chest pain"]
+        return p, probs, sev, "lookalike_non_st_elevation"
     p, probs, sev, _ = pneumonia(g, 4, 1)  # missing urea: CURB-65 cannot be computed
     p["labs"] = [x for x in p["labs"] if x["name"] != "urea"]
     p["scores"] = {}
@@ -476,25 +510,55 @@ BUILDERS: dict[str, Callable[[Gen, int], Built]] = {
 }
 
 
+RULES = load_rules()
+# The escalation a clinician would name for a flag whose first term does not fit every patient: a sinus
+# tachycardia of 135 in shock needs a senior, not cardioversion; a PE's lactate is not sepsis.
+PREFERRED_ESCALATION = {
+    "severe_tachycardia": "senior review",
+    "severe_tachypnoea": "senior review",
+    "deteriorating_consciousness": "senior review",
+    "hypotension": "critical care",
+    "lactate_high": "critical care",
+    "high_risk_pe": "reperfusion",
+}
+
+
+def _escalation_text(hit: RedFlagHit, plan: ReferencePlan, p: dict[str, Any]) -> str:
+    """The flag's label and an escalation: the preferred term, else the flag's first escalation term, that
+    no applicable rule forbids (a high-risk PE two weeks after surgery is not for thrombolysis)."""
+    terms = DEFAULT_RED_FLAGS.flag(hit.id).escalate_terms
+    if hit.id == "severe_hypoxaemia":  # BTS 2017: controlled oxygen where CO2 retention is a risk
+        copd = any("copd" in c.lower() for c in p["conditions"])
+        preferred = "controlled oxygen" if copd else "supplemental oxygen"
+    else:
+        preferred = PREFERRED_ESCALATION.get(hit.id, terms[0])
+    for term in [preferred, *terms]:
+        text = f"{hit.label}: {term}"
+        sections = {"recommended_actions": list(plan.actions), "when_to_escalate": [text]}
+        if not any(r.forbidden for r in evaluate_rules(p, sections, RULES)):
+            return text
+    raise ValueError(f"every escalation term of red flag {hit.id} is forbidden for this patient")
+
+
 def _reference(p: dict[str, Any], problems: list[str], severity: str) -> dict[str, Any]:
-    rules = applicable_rules(p, load_rules(str(RULES_V1)))
-    actions = [a for r in rules for a in r.action_labels()]
-    escalation = any(r.escalation for r in rules) or severity == "critical"
-    reasons = [r.escalation_reason for r in rules if r.escalation and r.escalation_reason]
-    if severity == "critical" and not reasons:
-        reasons = ["critical severity"]
+    plan = reference_plan(p, RULES)
+    hits = DEFAULT_RED_FLAGS.detect(p)
+    reasons = [_escalation_text(h, plan, p) for h in hits] + list(plan.escalation_reasons)
     types = (
-        (["guideline"] if rules else []) + (["note"] if p["note"] else []) + (["lab"] if p["labs"] else [])
+        (["guideline"] if plan.rules else [])
+        + (["note"] if p["note"] else [])
+        + (["lab"] if p["labs"] else [])
     )
     types += (["imaging"] if p["cxr"] or p.get("measurements") else []) + (
         ["drug"] if p["medications"] else []
     )
     return {
         "expected_problems": problems,
-        "expected_actions": list(dict.fromkeys(actions)),
-        "expected_rules": [r.id for r in rules],
-        "expected_escalation": escalation,
+        "expected_actions": list(plan.actions),
+        "expected_rules": list(plan.rules),
+        "expected_escalation": bool(hits) or plan.escalation,
         "escalation_reasons": reasons,
+        "red_flags": [h.id for h in hits],
         "evidence_source_types": types,
         "severity": severity,
     }
@@ -510,7 +574,7 @@ def build_cases(seed: int = SEED) -> list[dict[str, Any]]:
             p, problems, severity, variant = BUILDERS[condition](g, i)
             cases.append(
                 {
-                    "id": f"gs1-{condition}-{i + 1:02d}",
+                    "id": f"gs{VERSION}-{condition}-{i + 1:02d}",
                     "version": VERSION,
                     "metadata": {
                         "condition": condition,
@@ -543,7 +607,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if same else 1
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_bytes(data)
-    print(f"wrote {len(data.splitlines())} cases (rules {load_rules(str(RULES_V1)).version}) to {args.out}")
+    versions = f"rules {RULES.version}, red flags {DEFAULT_RED_FLAGS.version}"
+    print(f"wrote {len(data.splitlines())} cases ({versions}) to {args.out}")
     return 0
 
 

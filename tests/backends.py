@@ -33,7 +33,7 @@ def postgres_schema_url() -> Iterator[str]:
     """A URL whose connections use a new, empty schema (dropped afterwards)."""
     server = postgres_server_url()
     if server is None:
-        pytest.skip("no PostgreSQL server: start one with `eval \"$(scripts/test_postgres.sh start)\"`")
+        pytest.skip('no PostgreSQL server: start one with `eval "$(scripts/test_postgres.sh start)"`')
     schema = f"t_{uuid.uuid4().hex[:16]}"
     admin = create_engine(server, isolation_level="AUTOCOMMIT")
     try:

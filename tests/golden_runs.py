@@ -9,16 +9,15 @@ from pathlib import Path
 from clineval import api
 
 ROOT = Path(__file__).resolve().parents[1]
-GOLDEN = ROOT / "data" / "golden_set" / "golden_set_v1.jsonl"
-# The references of golden set v1 are adherent under the rules it was built from (v1.0.0, pinned); the
-# packaged rules v2 contradict many v1 labels (tests/test_golden_set.py: V2_CONTRADICTIONS).
-RULES_V1 = ROOT / "data" / "golden_set" / "guideline_rules_v1.yaml"
+GOLDEN = (
+    ROOT / "data" / "golden_set" / "golden_set_v2.jsonl"
+)  # its references are adherent to the packaged rules
 ROWS = [json.loads(line) for line in GOLDEN.read_text().splitlines()]
 
 
 def golden_suite(folder: Path, name: str, wrong: set[str], *, split: str = "all") -> Path:
     """A suite replaying the reference actions for every case, except cases whose condition (or id) is in
-    ``wrong``: those get only an unrelated action (tier 1 ``schema`` passes everywhere)."""
+    ``wrong``: those get only an unrelated action and no escalation (tier 1 ``schema`` passes everywhere)."""
     lines = []
     for row in ROWS:
         ref = row["reference"]
@@ -26,7 +25,8 @@ def golden_suite(folder: Path, name: str, wrong: set[str], *, split: str = "all"
         actions = ["Review in clinic"] + ([] if bad else ref["expected_actions"])
         output = {
             "recommended_actions": [{"action": a, "evidence_refs": []} for a in actions],
-            "when_to_escalate": ref["escalation_reasons"],
+            # escalation texts name actions too ("activate the cath lab"): a wrong report gets none
+            "when_to_escalate": [] if bad else ref["escalation_reasons"],
         }
         lines.append(json.dumps({"id": row["id"], "output": output}))
     (folder / f"{name}.jsonl").write_text("\n".join(lines) + "\n")
@@ -37,7 +37,7 @@ def golden_suite(folder: Path, name: str, wrong: set[str], *, split: str = "all"
         "  - id: golden\n"
         f"    dataset: {{format: golden_set, path: {GOLDEN}, split: {split}}}\n"
         f"    system: {{type: predictions, path: {name}.jsonl}}\n"
-        f"    scorers: [schema, {{guideline_adherence: {{rules: {RULES_V1}}}}}]\n"
+        "    scorers: [schema, guideline_adherence]\n"
         "    stratify: [condition]\n"
     )
     return suite

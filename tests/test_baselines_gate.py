@@ -19,7 +19,7 @@ from tests.backends import BACKENDS, backend_url
 from tests.cli_helpers import clineval
 from tests.golden_runs import GOLDEN, ROWS, run_golden
 
-# The fixture's runs score all 100 golden-set cases, 80 of them tuned-on (split: train): these tests are
+# The fixture's runs score all 102 golden-set cases, 82 of them tuned-on (split: train): these tests are
 # about the gate's rules, so they gate knowingly. Held-out isolation is tested at the end of the file.
 gate = functools.partial(releases.gate_run, allow_tuned_cases=True)
 
@@ -42,8 +42,8 @@ def _five_runs(folder: Path, url: str) -> dict[str, str]:
         # fixes PE and MI, breaks COPD: the mean improves (15 wrong instead of 30), COPD regresses
         "mixed": run_golden(folder, url, "mixed", {"copd"}),
         "better": run_golden(folder, url, "better", {"mi"}),
-        # noise: the baseline's misses plus two single cases (of 100) in two other conditions
-        "noise": run_golden(folder, url, "noise", {"pe", "mi", "gs1-pneumonia-01", "gs1-chf-01"}),
+        # noise: the baseline's misses plus two single cases (of 102) in two other conditions
+        "noise": run_golden(folder, url, "noise", {"pe", "mi", "gs2-pneumonia-01", "gs2-chf-01"}),
     }
 
 
@@ -114,7 +114,7 @@ def test_statistical_mode_passes_noise_that_strict_mode_blocks(runs: tuple[str, 
     assert stat.passed and stat.mode == "statistical"
     overall = next(r for r in stat.rows if r.metric == "guideline_adherence" and not r.stratum)
     assert overall.delta is not None and overall.delta < 0
-    assert overall.p is not None and overall.p >= 0.05  # two discordant cases of 100: not significant
+    assert overall.p is not None and overall.p >= 0.05  # two discordant cases of 102: not significant
     assert overall.ci is not None and overall.ci[0] < 0 <= overall.ci[1] + 1e-12
     schema = next(r for r in stat.rows if r.metric == "schema_pass_rate" and not r.stratum)
     assert schema.status == "pass" and schema.p == 1.0
@@ -160,7 +160,7 @@ def test_gate_refuses_bad_options_and_unknown_baseline(runs: tuple[str, dict[str
 
 def test_cli_exit_codes(runs: tuple[str, dict[str, str]], tmp_path: Path) -> None:
     url, ids = runs
-    store = ("--store", url, "--allow-tuned-cases")  # the fixture's runs use all 100 golden-set cases
+    store = ("--store", url, "--allow-tuned-cases")  # the fixture's runs use all 102 golden-set cases
     db = ("--store", url)
     promoted = clineval(
         "baseline", "promote", ids["baseline"], "--name", "cli", "--tenant", "t1", *db, cwd=tmp_path
@@ -234,7 +234,7 @@ def test_statistical_mode_refuses_different_case_sets(runs: tuple[str, dict[str,
     with pytest.raises(UserInputError, match="different cases than the baseline's run"):
         releases._paired_case_sets(base, fewer)
     base_sets, cand_sets = releases._paired_case_sets(base, cand)
-    assert set(base_sets["golden"]) == set(cand_sets["golden"]) and len(base_sets["golden"]) == 100
+    assert set(base_sets["golden"]) == set(cand_sets["golden"]) and len(base_sets["golden"]) == 102
 
 
 def test_eval_results_hold_run_metrics_and_gate_decisions(runs: tuple[str, dict[str, str]]) -> None:
@@ -257,7 +257,7 @@ def test_eval_results_hold_run_metrics_and_gate_decisions(runs: tuple[str, dict[
     assert len(per_condition) == 7 and overall.tier == 3
     values = [r.scores["guideline_adherence"].value for r in api.load_run(url, ids["baseline"]).results]
     applicable = [v for v in values if v == v]
-    assert 0 < len(applicable) < 100
+    assert 0 < len(applicable) < 102
     assert overall.metric_value == pytest.approx(sum(applicable) / len(applicable))
     assert by_key["guideline_adherence", "pe"].metric_value == 0.0
     assert by_key["guideline_adherence", "copd"].metric_value == 1.0
@@ -276,11 +276,11 @@ def test_eval_results_hold_run_metrics_and_gate_decisions(runs: tuple[str, dict[
 
 
 def test_gate_refuses_tuned_on_cases_unless_told(runs: tuple[str, dict[str, str]], tmp_path: Path) -> None:
-    """80 of the golden set's 100 cases are split: train. A gate refuses them by default; a run of the
+    """82 of the golden set's 102 cases are split: train. A gate refuses them by default; a run of the
     20 held-out cases is gated without the flag."""
     url, ids = runs
     releases.promote_baseline(url, ids["baseline"], "iso")
-    with pytest.raises(UserInputError, match=r"includes 80 tuned-on case\(s\) of 100"):
+    with pytest.raises(UserInputError, match=r"includes 82 tuned-on case\(s\) of 102"):
         releases.gate_run(url, ids["same"], "iso")
     assert releases.gate_run(url, ids["same"], "iso", allow_tuned_cases=True).passed
 

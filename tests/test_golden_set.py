@@ -14,12 +14,14 @@ import pytest
 from clineval.core import RecommendedAction, ScoringContext, StructuredOutput, SystemOutput
 from clineval.core.errors import DataFileError
 from clineval.datasets.registry import DATASETS
+from clineval.guard import check
+from clineval.guard.red_flags import DEFAULT_RED_FLAGS
 from clineval.scoring.guidelines import GuidelineAdherenceScorer
-from clineval.scoring.rule_engine import applicable_rules, load_rules
+from clineval.scoring.rule_engine import evaluate_rules, load_rules
 
 ROOT = Path(__file__).resolve().parents[1]
-GOLDEN = ROOT / "data" / "golden_set" / "golden_set_v1.jsonl"
-EXPECTED = {"pneumonia": 15, "chf": 15, "copd": 15, "pe": 15, "mi": 15, "multi_system": 15, "adversarial": 10}
+GOLDEN = ROOT / "data" / "golden_set" / "golden_set_v2.jsonl"
+EXPECTED = {"pneumonia": 15, "chf": 15, "copd": 15, "pe": 15, "mi": 15, "multi_system": 15, "adversarial": 12}
 
 
 def generator() -> ModuleType:
@@ -45,9 +47,9 @@ def load(split: str | None = None) -> Any:
 
 def test_counts_per_condition() -> None:
     data = rows()
-    assert len(data) == 100
+    assert len(data) == 102
     assert Counter(r["metadata"]["condition"] for r in data) == EXPECTED
-    assert all(r["version"] == 1 for r in data)
+    assert all(r["version"] == 2 and r["id"].startswith("gs2-") for r in data)
 
 
 def test_heldout_split_declared_and_stratified() -> None:
@@ -60,7 +62,7 @@ def test_heldout_split_declared_and_stratified() -> None:
 
 def test_loader_split_filter() -> None:
     everything, train, heldout = load(), load("train"), load("heldout")
-    assert len(everything.cases) == 100 and len(train.cases) == 80 and len(heldout.cases) == 20
+    assert len(everything.cases) == 102 and len(train.cases) == 82 and len(heldout.cases) == 20
     assert {c.metadata["split"] for c in train.cases} == {"train"}
     assert not {c.id for c in train.cases} & {c.id for c in heldout.cases}
     assert len({everything.content_hash, train.content_hash, heldout.content_hash}) == 3
@@ -119,21 +121,6 @@ def test_case_shape() -> None:
         assert ref["expected_problems"]
 
 
-RULES_V1 = ROOT / "data" / "golden_set" / "guideline_rules_v1.yaml"  # what golden set v1 was built from
-
-
-def test_references_come_from_the_rule_engine() -> None:
-    used: set[str] = set()
-    v1 = load_rules(str(RULES_V1))
-    assert v1.version == "1.0.0"
-    for r in rows():
-        rules = applicable_rules(r["patient"], v1)
-        assert r["reference"]["expected_rules"] == [x.id for x in rules], r["id"]
-        assert r["reference"]["expected_escalation"] >= any(x.escalation for x in rules)
-        used |= {x.id for x in rules}
-    assert used == {x.id for x in v1.rules}  # every rule is exercised by the golden set
-
-
 def test_adversarial_cases_cover_the_edge_kinds() -> None:
     variants = {r["metadata"]["variant"] for r in rows() if r["metadata"]["condition"] == "adversarial"}
     for expected in (
@@ -149,12 +136,48 @@ def test_adversarial_cases_cover_the_edge_kinds() -> None:
     assert "IGNORE PREVIOUS INSTRUCTIONS" in injected["patient"]["note"]
 
 
+NEW_IN_V2 = {"sample_type_pleural_fluid_ph", "lookalike_non_st_elevation"}
+
+
+def _sections(ref: dict[str, Any]) -> dict[str, list[str]]:
+    return {"recommended_actions": ref["expected_actions"], "when_to_escalate": ref["escalation_reasons"]}
+
+
+def test_labels_agree_with_the_rules_and_the_red_flags() -> None:
+    """Issue 12 item 4: every expected escalation agrees with the red flags, every expected action is
+    adherent under the rules and none is forbidden, for every case, under the packaged rules and flags."""
+    rules = load_rules()
+    used: set[str] = set()
+    for r in rows():
+        patient, ref = r["patient"], r["reference"]
+        hits = [h.id for h in DEFAULT_RED_FLAGS.detect(patient)]
+        assert ref["red_flags"] == hits, r["id"]
+        assert ref["expected_escalation"] == bool(hits), r["id"]  # no escalation a flag does not back
+        results = [x for x in evaluate_rules(patient, _sections(ref), rules) if x.applicable is True]
+        assert [x.rule_id for x in results] == ref["expected_rules"], r["id"]
+        assert all(x.adherent for x in results), (
+            r["id"],
+            [(x.rule_id, x.missing, x.forbidden) for x in results],
+        )
+        assert not [x.forbidden for x in evaluate_rules(patient, _sections(ref), rules) if x.forbidden], r[
+            "id"
+        ]
+        if hits:  # the escalation reasons pass the tier 1 escalation check
+            checked = check({"when_to_escalate": ref["escalation_reasons"]}, patient=patient)
+            assert checked.result("escalation").passed is True, r["id"]  # type: ignore[union-attr]
+        used |= set(ref["expected_rules"])
+    assert used == {x.id for x in rules.rules}  # every rule is exercised by the golden set
+
+
 def test_a_recommendation_naming_the_expected_actions_is_adherent() -> None:
-    scorer = GuidelineAdherenceScorer(ruleset=load_rules(str(RULES_V1)))
+    scorer = GuidelineAdherenceScorer()
     for case in load().cases:
         actions = case.reference.data["expected_actions"]
         output = SystemOutput(
-            structured=StructuredOutput(recommended_actions=[RecommendedAction(action=a) for a in actions])
+            structured=StructuredOutput(
+                recommended_actions=[RecommendedAction(action=a) for a in actions],
+                when_to_escalate=case.reference.data["escalation_reasons"] or None,
+            )
         )
         score = scorer(ScoringContext(case=case, output=output))
         if actions:
@@ -163,61 +186,71 @@ def test_a_recommendation_naming_the_expected_actions_is_adherent() -> None:
             assert score.label == "not_applicable"
 
 
-# Guideline rules v2 (issue 12 item 1) vs golden set v1 labels, until golden set v2 (item 4): every case
-# whose expected actions, read as a recommendation, are not adherent under the packaged rules (default
-# jurisdiction NICE), with why: each reason checked by hand against the case and the guideline. The test
-# fails when a case contradicts without being listed, or is listed without contradicting.
-_CAP_LOW = "v1 label 'oral antibiotic' names no NICE agent (amoxicillin; doxycycline/clarithromycin)"
-_CAP_MOD = "v1 'beta-lactam' + 'macrolide' are IDSA/ATS classes, not NICE's amoxicillin (+/- clarithromycin)"
-_CAP_SEV = (
-    "v1 labels 'intravenous beta-lactam' + 'macrolide' name no NICE agent (co-amoxiclav + clarithromycin)"
-)
-_HFREF = "v1 expects 2 of the 4 HFrEF pillars; ESC 2021 I-A: MRA and SGLT2i are missing"
-_ABX = "purulent sputum in the note: GOLD antibiotics (Evidence B) not in the v1 labels"
-_O2 = "SpO2 < 88%: controlled oxygen to 88-92% not in the v1 labels"
-_GROUP_E = "v1 'long-acting bronchodilator' is one drug; GOLD group E is LABA + LAMA"
-_THROMBOLYSIS = (
-    "hip replacement 2 weeks ago (note): thrombolysis absolutely contraindicated (< 3 weeks, ESC 2019)"
-)
-V2_CONTRADICTIONS: dict[str, str] = {
-    **{f"gs1-pneumonia-{i:02d}": _CAP_LOW for i in range(1, 6)},
-    **{f"gs1-pneumonia-{i:02d}": _CAP_MOD for i in range(6, 11)},
-    **{f"gs1-pneumonia-{i:02d}": _CAP_SEV for i in range(11, 16)},
-    **{f"gs1-chf-{i:02d}": _HFREF for i in (*range(1, 9), 13, 14, 15)},
-    **{f"gs1-copd-{i:02d}": f"{_ABX}; {_O2}" for i in (1, 2, 3, 4, 5, 11)},
-    **{f"gs1-copd-{i:02d}": _ABX for i in (6, 7, 8)},
-    **{f"gs1-copd-{i:02d}": f"{_ABX}; {_GROUP_E}" for i in (9, 10, 12)},
-    **{f"gs1-copd-{i:02d}": _GROUP_E for i in (13, 14, 15)},
-    **{f"gs1-pe-{i:02d}": _THROMBOLYSIS for i in (11, 12, 13)},
-    "gs1-multi_system-01": f"{_HFREF}; {_CAP_MOD}",
-    "gs1-multi_system-02": f"{_CAP_LOW}; penicillin allergy",
-    "gs1-multi_system-04": _ABX,
-    "gs1-multi_system-05": _HFREF,
-    "gs1-multi_system-06": "12 mm nodule: Fleischner > 8 mm is CT at 3 months, PET-CT or tissue sampling",
-    "gs1-multi_system-07": _GROUP_E,
-    "gs1-multi_system-08": _CAP_SEV,
-    "gs1-multi_system-11": f"{_HFREF}; {_ABX}",
-    "gs1-multi_system-12": _CAP_MOD,
-    "gs1-multi_system-13": _GROUP_E,
-    "gs1-multi_system-14": "HFpEF + large effusion: presumed HF transudate, BTS: treat the cause",
-    "gs1-multi_system-15": f"{_CAP_SEV} (and penicillin allergy: levofloxacin); {_ABX}",
-    "gs1-adversarial-02": _HFREF,
-    "gs1-adversarial-07": _CAP_LOW,
-}
+# Labels checked by hand against the guideline for the cases v1 got wrong (issue 12), written here from the
+# case data and the guideline, not from the generator: (actions that must be expected, actions that must
+# not, expected escalation, red flags that must fire, red flags that must not).
+_NONE: tuple[str, ...] = ()
+HAND_CHECKED: dict[str, tuple[tuple[str, ...], tuple[str, ...], bool, tuple[str, ...], tuple[str, ...]]] = {
+    # penicillin allergy (rash), CURB-65 2: NICE NG138 doxycycline or clarithromycin, no amoxicillin
+    "gs2-pneumonia-07": (("doxycycline",), ("amoxicillin", "beta-lactam"), False, _NONE, ("hypotension",)),
+    # CURB-65 2 met by DBP <= 60 with SBP 92-108: a moderate pneumonia, not septic shock
+    "gs2-pneumonia-09": (("amoxicillin",), _NONE, False, _NONE, ("hypotension", "sepsis_hypotension")),
+    # high-risk PE 2 weeks after hip replacement: thrombolysis absolutely contraindicated (ESC 2019 table 10)
+    "gs2-pe-11": (("anticoagulation with unfractionated heparin", "surgical embolectomy"),
+                  ("systemic thrombolysis",), True, ("high_risk_pe",), _NONE),
+    # high-risk PE on the pill, no contraindication: systemic thrombolysis (ESC 2019 I B)
+    "gs2-pe-14": (("systemic thrombolysis",), _NONE, True, ("high_risk_pe",), _NONE),
+    # stable PE, SpO2 < 92% without CO2-retention risk: BTS 2017 oxygen, escalation
+    "gs2-pe-01": (("anticoagulation", "risk stratification"), ("systemic thrombolysis",), True,
+                  ("severe_hypoxaemia",), ("high_risk_pe",)),
+    # K+ exactly 6.5 with peaked T waves: UKKA 2020 severe (>= 6.5), insulin-glucose + IV calcium
+    "gs2-adversarial-05": (("insulin", "glucose", "IV calcium", "cardiac monitoring"), _NONE, True,
+                           ("severe_hyperkalaemia", "hyperkalaemia_ecg_changes"), _NONE),
+    # haemolysed K+ 7.1 superseded by a repeat of 4.6: no hyperkalaemia
+    "gs2-adversarial-06": (_NONE, ("insulin",), False, _NONE, ("severe_hyperkalaemia",)),
+    # pleural-fluid pH 7.18 is not a blood pH: no acidosis flag, no NIV (SpO2 92%: not < 92, no flag at all)
+    "gs2-adversarial-11": (("thoracentesis",), ("non-invasive ventilation",), False, _NONE,
+                           ("hypercapnic_acidosis", "severe_acidaemia")),
+    # "non-ST elevation myocardial infarction" is not a STEMI
+    "gs2-adversarial-12": (("acute coronary syndrome pathway",), ("primary PCI",), True,
+                           ("acs_troponin_chest_pain",), ("stemi",)),
+    # HFpEF with a large effusion: presumed transudate, treat the cause (BTS), no thoracentesis
+    "gs2-multi_system-14": (("loop diuretic",), ("thoracentesis",), True, _NONE, _NONE),
+    # COPD exacerbation with pH < 7.35 and pCO2 > 6.5 kPa: NIV (BTS/ICS 2016); purulent sputum: antibiotic
+    "gs2-copd-01": (("non-invasive ventilation", "antibiotic", "short-acting bronchodilator"), _NONE, True,
+                    ("hypercapnic_acidosis",), _NONE),
+    # GOLD group E at annual review: LABA + LAMA, not one long-acting drug
+    "gs2-copd-14": (("LABA", "LAMA"), _NONE, False, _NONE, _NONE),
+    # HFrEF: all four pillars (ESC 2021 I-A)
+    "gs2-chf-13": (("ACE inhibitor / ARB / ARNI", "evidence-based beta-blocker",
+                    "mineralocorticoid receptor antagonist", "SGLT2 inhibitor"), _NONE, False, _NONE, _NONE),
+}  # fmt: skip
 
 
-def test_golden_v1_labels_against_rules_v2_only_known_contradictions() -> None:
-    rules = load_rules()
-    assert rules.version.startswith("2.")
-    scorer = GuidelineAdherenceScorer(ruleset=rules)
-    contradicting: set[str] = set()
-    for case, row in zip(load().cases, rows(), strict=True):
-        applicable = [x.id for x in applicable_rules(row["patient"], rules)]
-        actions = case.reference.data["expected_actions"]
-        output = SystemOutput(
-            structured=StructuredOutput(recommended_actions=[RecommendedAction(action=a) for a in actions])
-        )
-        score = scorer(ScoringContext(case=case, output=output))
-        if applicable != row["reference"]["expected_rules"] or score.label == "non_adherent":
-            contradicting.add(case.id)
-    assert contradicting == set(V2_CONTRADICTIONS)
+@pytest.mark.parametrize("case_id", sorted(HAND_CHECKED))
+def test_hand_checked_labels(case_id: str) -> None:
+    row = next(r for r in rows() if r["id"] == case_id)
+    ref = row["reference"]
+    must, must_not, escalation, fired, not_fired = HAND_CHECKED[case_id]
+    assert set(must) <= set(ref["expected_actions"])
+    assert not set(must_not) & set(ref["expected_actions"])
+    assert ref["expected_escalation"] is escalation
+    assert set(fired) <= set(ref["red_flags"]) and not set(not_fired) & set(ref["red_flags"])
+
+
+def test_case_data_is_coherent() -> None:
+    """The v1 data errors issue 12 found are gone: moderate pneumonias are not hypotensive, every COPD
+    exacerbation has a blood gas with both pH and pCO2, the haemolysed sample is marked."""
+    for r in rows():
+        p, variant = r["patient"], r["metadata"]["variant"]
+        if variant == "curb65_2":
+            assert p["vitals"]["sbp"] >= 90, r["id"]
+        if (
+            "COPD exacerbation" in r["reference"]["expected_problems"]
+            and r["metadata"]["condition"] == "copd"
+        ):
+            names = {x["name"] for x in p["labs"]}
+            assert {"pH", "pCO2"} <= names, r["id"]
+    haemolysed = next(r for r in rows() if r["metadata"]["variant"] == "conflicting_potassium_haemolysed")
+    assert haemolysed["patient"]["labs"][0]["haemolysed"] is True
+    assert {r["metadata"]["variant"] for r in rows()} >= NEW_IN_V2

@@ -81,7 +81,7 @@ def _rows(name: str) -> list[dict[str, Any]]:
     if name == "open_xddx":
         return _marked(_first_rows(shared_data("open_xddx", "open_xddx.jsonl")), _append("patient_info"))
     if name == "golden_set":
-        return _marked(_first_rows(ROOT / "data" / "golden_set" / "golden_set_v1.jsonl"), _append("question"))
+        return _marked(_first_rows(ROOT / "data" / "golden_set" / "golden_set_v2.jsonl"), _append("question"))
     if name == "jsonl":
         return [
             {"id": f"g{i}", "question": f"Q{i}? {MARK}", "options": {"A": "x", "B": "y"}, "answer": "A"}

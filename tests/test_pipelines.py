@@ -54,7 +54,8 @@ def setup(tmp_path: Path, http_server: _Server) -> tuple[Path, str, str]:  # noq
 
 
 def test_a_clean_night_passes_stores_and_sends_nothing(
-    setup: tuple[Path, str, str], http_server: _Server  # noqa: F811
+    setup: tuple[Path, str, str],
+    http_server: _Server,  # noqa: F811
 ) -> None:
     folder, url, hook = setup
     config = _config(folder, _suite(folder, "tonight", set()), hook)
@@ -72,7 +73,8 @@ def test_a_clean_night_passes_stores_and_sends_nothing(
 
 
 def test_a_regression_is_blocked_and_alerted(
-    setup: tuple[Path, str, str], http_server: _Server  # noqa: F811
+    setup: tuple[Path, str, str],
+    http_server: _Server,  # noqa: F811
 ) -> None:
     folder, url, hook = setup
     config = _config(folder, _suite(folder, "tonight", {"copd"}), hook)
@@ -90,7 +92,8 @@ def test_a_regression_is_blocked_and_alerted(
 
 
 def test_floors_fail_and_a_broken_step_is_an_error_not_a_crash(
-    setup: tuple[Path, str, str], http_server: _Server  # noqa: F811
+    setup: tuple[Path, str, str],
+    http_server: _Server,  # noqa: F811
 ) -> None:
     folder, url, hook = setup
     missing = "  - name: no-baseline\n    suite: tonight.yaml\n    baseline: never-promoted\n"
@@ -138,7 +141,7 @@ def test_config_mistakes_are_one_line_with_the_line_number(tmp_path: Path) -> No
 
 
 def test_feedback_for_tuning_never_returns_held_out_cases(tmp_path: Path) -> None:
-    """Tuning-visible feedback of a run over all 100 golden-set cases: the 20 held-out ones are withheld
+    """Tuning-visible feedback of a run over all 102 golden-set cases: the 20 held-out ones are withheld
     (counted, never returned or counted in the label tallies), in the API and in the exported JSONL."""
     from clineval.feedback import feedback
 
@@ -152,9 +155,9 @@ def test_feedback_for_tuning_never_returns_held_out_cases(tmp_path: Path) -> Non
     url = f"sqlite:///{tmp_path / 'fb.db'}"
     run_id = api.run_suite(api.RunRequest(suite_path=suite, store_url=url, cache_path=None)).run_id
     found = feedback(url, run_id, failing_only=False)
-    assert found.withheld == 20 and len(found.results) == 80
+    assert found.withheld == 20 and len(found.results) == 82
     assert all(r.metadata["split"] == "train" for r in found.results)
-    assert sum(found.labels["schema"].values()) == 80
+    assert sum(found.labels["schema"].values()) == 82
     out = tmp_path / "fb.jsonl"
     cli = clineval("feedback", run_id[:10], "--store", url, "--out", str(out), cwd=tmp_path)
     assert cli.returncode == 0, cli.stderr

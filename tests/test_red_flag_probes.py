@@ -12,8 +12,6 @@ Each flag has >= 5 probe patients:
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
@@ -305,37 +303,3 @@ def test_guard_escalation_check_end_to_end() -> None:
     bad = check({**rec, "when_to_escalate": "Recheck potassium"}, patient=patient)
     assert good.result("escalation").passed is True  # type: ignore[union-attr]
     assert bad.result("escalation").passed is False  # type: ignore[union-attr]
-
-
-# --- golden set v1 against the v2 flags ------------------------------------------------------------------
-# Cases whose expected_escalation disagrees with the v2 flags. Golden set v2 (issue 12 item 4) must resolve
-# them; until then they are listed here, each with why, and the test fails if the list goes stale.
-_HYPOX = "SpO2 88-91% in a patient not at risk of CO2 retention: flagged in v2 (BTS 2017 < 92%), labelled no escalation"
-_COPD = (
-    "COPD with SpO2 < 88% (below the 88-92% target, BTS 2017): flagged in v1 and v2, labelled no escalation"
-)
-_SBP = "CURB-65 2 pneumonia with SBP < 90 and suspected infection: hypotension/sepsis flags (v1 and v2), labelled no escalation"
-_PE88 = "PE with SpO2 84-87% (< 88% for anyone, BTS 2017): flagged in v1 and v2, labelled no escalation"
-KNOWN_CONTRADICTIONS: dict[str, str] = {
-    "gs1-pneumonia-05": "RR >= 30 (CURB-65 / NEWS2): severe tachypnoea flag in v1 and v2, labelled no escalation",
-    "gs1-pneumonia-06": _SBP, "gs1-pneumonia-07": _SBP, "gs1-pneumonia-08": _SBP, "gs1-pneumonia-09": _SBP,
-    "gs1-pneumonia-10": _SBP,
-    "gs1-chf-01": _HYPOX, "gs1-chf-03": _HYPOX, "gs1-chf-05": _HYPOX, "gs1-chf-11": _HYPOX, "gs1-chf-12": _HYPOX,
-    "gs1-copd-01": _COPD, "gs1-copd-02": _COPD, "gs1-copd-03": _COPD, "gs1-copd-04": _COPD, "gs1-copd-05": _COPD,
-    "gs1-copd-11": _COPD,
-    "gs1-pe-01": _HYPOX, "gs1-pe-02": _HYPOX, "gs1-pe-08": _HYPOX, "gs1-pe-10": _HYPOX,
-    "gs1-pe-04": _PE88, "gs1-pe-05": _PE88, "gs1-pe-07": _PE88, "gs1-pe-09": _PE88,
-    "gs1-multi_system-10": _HYPOX, "gs1-multi_system-14": _HYPOX,
-    "gs1-adversarial-05": "K+ exactly 6.5 mmol/L with peaked T waves: severe hyperkalaemia (UKKA >= 6.5) and "
-                          "hyperkalaemia with ECG changes fire, labelled no escalation",
-}  # fmt: skip
-
-
-def test_golden_set_v1_escalations_agree_with_the_flags_except_known_contradictions() -> None:
-    path = Path(__file__).resolve().parents[1] / "data" / "golden_set" / "golden_set_v1.jsonl"
-    contradicting = set()
-    for line in path.read_text(encoding="utf-8").splitlines():
-        row = json.loads(line)
-        if bool(_fired(row["patient"])) != row["reference"]["expected_escalation"]:
-            contradicting.add(row["id"])
-    assert contradicting == set(KNOWN_CONTRADICTIONS)

@@ -18,7 +18,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "cds_recommender"))
 from recommender import recommend  # noqa: E402
 
-GOLDEN = HERE.parents[1] / "data" / "golden_set" / "golden_set_v1.jsonl"
+GOLDEN = HERE.parents[1] / "data" / "golden_set" / "golden_set_v2.jsonl"
 START = datetime(2026, 11, 20, tzinfo=UTC)
 
 

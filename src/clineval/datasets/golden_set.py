@@ -1,4 +1,4 @@
-"""``format: golden_set``: the synthetic CDS golden set (``data/golden_set/golden_set_v1.jsonl``).
+"""``format: golden_set``: the synthetic CDS golden set (``data/golden_set/golden_set_v2.jsonl``).
 
 One JSON object per line: ``id``, ``version``, ``question``, ``patient`` (the CDS patient record of
 ``docs/CONTRACTS.md``), ``reference`` (expected_problems, expected_actions, expected_rules,
