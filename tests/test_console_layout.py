@@ -89,12 +89,14 @@ def test_four_tier_summary_at_every_width(tmp_path: Path) -> None:
     conditions = sorted({row["metadata"]["condition"] for row in ROWS})
     assert set(conditions) <= set(labels) and len(labels) > 20
     scores = run.aggregates["golden"].scores
-    # 96 of the 100 reports pass the schema check; guideline adherence is a mean, written to 4 places.
-    assert scores["schema_pass_rate"] == 0.96
+    # 97 of the 102 reports pass the schema check (the 5 with no recommended action fail: 2 troponin-negative
+    # chest pains, effusion + nodule, the haemolysed K+ and the pleural-fluid pH case); Wilson 95% CI
+    # [0.8903, 0.9789] by hand. Guideline adherence is a mean, written to 4 places.
+    assert scores["schema_pass_rate"] == 97 / 102
     for width in WIDTHS:
         text = render(width, lambda c: print_run_summary(run, c))
         check_nothing_lost(
-            text, width, labels, ["96.00% [90.2, 98.4]", f"{scores['guideline_adherence']:.4f}"]
+            text, width, labels, ["95.10% [89.0, 97.9]", f"{scores['guideline_adherence']:.4f}"]
         )
 
 

@@ -17,20 +17,21 @@ def test_four_tier_example(tmp_path: Path) -> None:
     scores = result.aggregates["golden"].scores
     rows = [
         json.loads(line)
-        for line in (ROOT / "data" / "golden_set" / "golden_set_v1.jsonl").read_text().splitlines()
+        for line in (ROOT / "data" / "golden_set" / "golden_set_v2.jsonl").read_text().splitlines()
     ]
-    assert scores["n"] == len(rows) == 100 and scores["n_failed"] == 0
-    # The example recommender never gives PE reperfusion or risk stratification. For COPD exacerbations it
-    # gives both v1 drugs but no antibiotic, while every golden exacerbation note has purulent sputum (GOLD:
-    # antibiotics, rules v2): of the 16 cases the rule applies to, only the two with pneumonia (antibiotics
-    # for the pneumonia, SpO2 88% and 90%: no controlled-oxygen requirement) pass: 2/16.
-    assert scores["adherence_pe_high_risk"] == 0.0
+    assert scores["n"] == len(rows) == 102 and scores["n_failed"] == 0
+    # The example recommender gives PE anticoagulation only (no risk stratification, no reperfusion): every
+    # PE rule fails. It follows the v2 rules for COPD: every exacerbation (12 COPD cases + 4 multi-system
+    # cases with COPD) gets SABA, prednisolone, an antibiotic for the purulent sputum every note records and
+    # controlled oxygen; NIV where pH < 7.35 and pCO2 > 6.5 kPa: 16/16.
+    assert scores["adherence_pe_high_risk"] == 0.0 and scores["adherence_pe_stable"] == 0.0
     assert scores["n_applicable_copd_exacerbation_acute"] == 16
-    assert scores["adherence_copd_exacerbation_acute"] == 2 / 16
-    # Red-flag cases: at least those whose reference expects an escalation (counted from the file itself);
-    # the guard's red-flag list (NEWS2 vitals, lactate...) is wider than the guideline rules' escalations.
+    assert scores["adherence_copd_exacerbation_acute"] == 1.0
+    # Red-flag cases: exactly those whose reference expects an escalation (golden set v2 labels escalation
+    # from the same red flags; counted from the file itself). The recommender escalates STEMI, ACS, severe
+    # CAP, hypercapnic acidosis and hyperkalaemia only: never hypoxaemia, sepsis or PE.
     expected = sum(1 for r in rows if r["reference"]["expected_escalation"])
-    assert expected == 32 and int(scores["red_flag_cases"]) >= expected  # type: ignore[call-overload]
+    assert expected == 61 and scores["red_flag_cases"] == expected
     assert 0.0 < float(scores["guardrail_recall"]) < 1.0  # type: ignore[arg-type]
     # The scripted stand-in judge answers 4 to every sample of every dimension.
     assert scores["judge_coherence"] == 4.0 and scores["judge_flip_rate"] == 0.0
