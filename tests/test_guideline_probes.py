@@ -135,6 +135,20 @@ PROBES: list[Probe] = [
     Probe(
         "chf_loop_diuretic", "no natriuretic peptide", {**HF_WET, "labs": []}, ("IV furosemide",), "unknown"
     ),
+    Probe(  # BNP 60 is below 100 and no NT-proBNP was sent: not applicable (2.1.0 said "not evaluable")
+        "chf_loop_diuretic",
+        "normal BNP only",
+        {**HF_WET, "labs": [lab("BNP", 60, "pg/mL")]},
+        ("Furosemide",),
+        "n/a",
+    ),
+    Probe(
+        "chf_loop_diuretic",
+        "NT-proBNP only",
+        {**HF_WET, "labs": [lab("NT-proBNP", 4200, "pg/mL")]},
+        ("Furosemide 40 mg IV",),
+        "pass",
+    ),
     # hfref_gdmt (ESC 2021 I-A each pillar; ACC/AHA 2022: bisoprolol, carvedilol, metoprolol succinate)
     Probe(
         "hfref_gdmt",
