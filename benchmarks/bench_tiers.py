@@ -22,8 +22,8 @@ from recommender import recommend  # noqa: E402
 
 from clineval.core import ScoringContext, SystemOutput  # noqa: E402
 from clineval.datasets import DATASETS  # noqa: E402
-from clineval.scoring.rule_patient import names as rule_names  # noqa: E402
 from clineval.scoring.registry import SCORERS  # noqa: E402
+from clineval.scoring.rule_patient import names as rule_names  # noqa: E402
 
 TIERS = {
     1: ["schema", "citation_grounding", "scope", "contraindications", "escalation", "latency"],

@@ -30,7 +30,7 @@ def _forward(cand: PreparedText, term: PreparedText) -> bool:
     return any(t in c for t in term.forms for c in cand.forms)
 
 
-@lru_cache(maxsize=1 << 16)  # pure; the same clause meets the same terms in every rule sharing a condition list
+@lru_cache(maxsize=1 << 16)  # pure; a clause meets the same terms in every rule sharing a condition list
 def names(candidate: str, term: str, threshold: float = 1.0) -> bool:
     """True if ``candidate`` names ``term`` (forward containment, or target-token recall >= threshold)."""
     cand, target = prepare(candidate), prepare(term)
