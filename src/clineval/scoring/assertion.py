@@ -13,14 +13,33 @@ project's numpy 2.4.6), pulls ~30 packages (QuickUMLS, nltk...), and took ~11 s 
 possible and termination terms that occur in diagnostic discussion) extended with the reasoning phrases
 of differential diagnosis: "ruled out", "excluded", "unlikely given", "less likely", "argues against".
 
-``ruled_out_mentions(targets, passages)`` returns, for each target, the negated mentions found: the
-sentence, the trigger, and the passage's round / phase / agent.
+Rules added for the reasoning of a multi-agent discussion (issue 13), each a table below:
+
+- comparatives are not exclusions (``COMPARATIVE``, both directions): "X is not as immediately
+  life-threatening as Y", "X is less likely than Y" (Y is the more likely one; X is only ranked below it),
+  "more urgent than", "not as likely as". A ``*`` in a trigger matches one to three words;
+- conditionals and hypotheticals are not exclusions (``CONDITIONAL``, forward): "if X is not the primary
+  cause", "should X be excluded", "unless X", "would argue against X if", "in case X is ruled out",
+  "whether X";
+- negating a qualified subtype does not exclude the parent (``SUBTYPE_QUALIFIERS``): in "no evidence of
+  secondary dysmenorrhea" the negated concept is secondary dysmenorrhea, so a target "dysmenorrhea" is not
+  ruled out. A mention whose preceding word is such a qualifier (and not part of the target's own name)
+  is skipped;
+- exclusion by reference (``REFERENCE``): a plural demonstrative ("these", "those", "both", "the above",
+  "all of these") in a negated scope ("These diagnoses are less likely", "both are unlikely", "the above
+  can be ruled out") excludes the targets named, in no hypothetical scope, in the immediately preceding
+  sentence of the same passage, or in the run of list items just before it. Conservative: a singular
+  ("this") does not refer, nor a demonstrative followed by a non-diagnosis noun ("these symptoms");
+- synonyms: ``names_for(target)`` may give further names (synonyms, abbreviations); every form is searched.
+
+``ruled_out_mentions(targets, passages, names_for=None)`` returns, for each target, the negated mentions
+found: the sentence, the trigger, and the passage's round / phase / agent.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -29,6 +48,9 @@ from clineval.text.stemming import stem
 
 FORWARD, BACKWARD, BOTH = "forward", "backward", "bidirectional"
 NEGATED, POSSIBLE, TERMINATE = "negated", "possible", "terminate"
+COMPARATIVE, CONDITIONAL, REFERENCE = "comparative", "conditional", "reference"
+_BLOCKING = frozenset({POSSIBLE, COMPARATIVE, CONDITIONAL})  # any of these in scope: not ruled out
+WILDCARD_MAX = 3  # words a "*" in a trigger stands for, at most
 SCOPE = 8  # tokens a trigger reaches, at most (and never past the sentence or a termination term)
 
 _RULES: tuple[tuple[str, str, str], ...] = (
@@ -157,12 +179,91 @@ _RULES: tuple[tuple[str, str, str], ...] = (
             "while",
             "which",
             "because",
-            "unless",
             "nevertheless",
             "instead",
+            "then",
+        )
+    ),
+    # comparatives rank, they do not exclude: neither side of "X is less likely than Y" is ruled out
+    *(
+        (p, COMPARATIVE, BOTH)
+        for p in (
+            "not as * as",
+            "less * than",
+            "more * than",
+            "not as likely as",
+            "less likely than",
+            "more likely than",
+            "more urgent than",
+            "as likely as",
+            "as probable as",
+            "less likely compared to",
+            "less likely compared with",
+        )
+    ),
+    # conditionals / hypotheticals: what follows is supposed, not asserted
+    *(
+        (p, CONDITIONAL, FORWARD)
+        for p in (
+            "if",
+            "even if",
+            "only if",
+            "should",
+            "unless",
+            "in case",
+            "whether",
+            "provided",
+            "assuming",
+            "suppose",
+            "would argue against",
+            "would rule out",
+            "would exclude",
+            "would make",
+            "could argue against",
+            "might argue against",
+            "would be less likely",
+            "would be unlikely",
+        )
+    ),
+    # plural demonstratives that refer back to diagnoses named just before
+    *(
+        (p, REFERENCE, BOTH)
+        for p in (
+            "these",
+            "those",
+            "both",
+            "the above",
+            "all of these",
+            "all of the above",
+            "all of them",
+            "all three",
+            "either of these",
+            "neither of these",
+            "the former two",
         )
     ),
 )
+
+# A word right before a target that makes the negated mention a subtype of it: "no evidence of secondary
+# dysmenorrhea" does not rule out dysmenorrhea.
+SUBTYPE_QUALIFIERS = frozenset(
+    {
+        "secondary", "primary", "chronic", "acute", "subacute", "recurrent", "atypical", "complicated",
+        "uncomplicated", "congenital", "acquired", "bacterial", "viral", "fungal", "idiopathic",
+        "hereditary", "familial", "early", "late", "mild", "severe", "massive", "focal", "diffuse",
+        "central", "peripheral", "malignant", "benign", "infectious", "autoimmune", "drug", "induced",
+        "postinfectious", "traumatic", "nontraumatic", "spontaneous", "tension", "hemorrhagic", "ischemic",
+    }
+)  # fmt: skip
+# A demonstrative followed by one of these refers to something other than diagnoses.
+REFERENCE_NOT_DIAGNOSES = frozenset(
+    {
+        "symptoms", "symptom", "findings", "signs", "results", "tests", "test", "features", "labs", "values",
+        "patients", "factors", "medications", "drugs", "studies", "images", "levels", "changes", "episodes",
+        "complaints", "agents", "questions", "points", "steps", "measures", "treatments", "options",
+    }
+)  # fmt: skip
+_LIST_ITEM_MAX = 25  # tokens: a longer piece is a sentence, not a list item
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,16 +292,49 @@ def _stems(text: str) -> tuple[str, ...]:
 
 # Triggers match the words as written (lower-cased): "rule out" (possible) and "ruled out" (negated) share
 # their stems. Targets match on stems ("nephropathies" names "nephropathy").
+def _phrase(p: str) -> tuple[str, ...]:
+    return tuple(w if w == "*" else " ".join(match_tokens(w)) for w in p.split())
+
+
 _TRIGGERS: tuple[tuple[tuple[str, ...], str, str], ...] = tuple(
-    sorted(((tuple(match_tokens(p)), cat, d) for p, cat, d in _RULES), key=lambda r: -len(r[0]))
+    sorted(((_phrase(p), cat, d) for p, cat, d in _RULES), key=lambda r: (-len(r[0]), "*" not in r[0]))
 )
 _FIRST = frozenset(t[0][0] for t in _TRIGGERS)
 _SENTENCE = re.compile(r"(?<=[.!?;:])\s+|\n+|\\n|\s[-*•]\s|\"\s*[,:]\s*\"")
 
 
+_ITEM_BREAK = re.compile(r"\n|\\n|\s[-*•]\s")
+_BULLET = re.compile(r"^(?:[-*•]|\d+[.)])\s")
+
+
 def split_sentences(text: str) -> list[str]:
     """Sentences (and list items, JSON values) of ``text``; empty pieces dropped."""
     return [s.strip() for s in _SENTENCE.split(text) if s and s.strip()]
+
+
+def _pieces(text: str) -> list[tuple[str, bool]]:
+    """``split_sentences`` with, for each piece, whether a line / bullet break comes before it (a list
+    item when short)."""
+    out: list[tuple[str, bool]] = []
+    pos = 0
+    for m in [*_SENTENCE.finditer(text), None]:
+        end = m.start() if m else len(text)
+        piece = text[pos:end].strip()
+        if piece:
+            out.append((piece, False))
+        if m is not None:
+            pos = m.end()
+            # the flag belongs to the next piece
+            out.append(("", bool(_ITEM_BREAK.search(m.group(0)))))
+    result: list[tuple[str, bool]] = []
+    item = False
+    for piece, flag in out:
+        if not piece:
+            item = flag
+            continue
+        result.append((piece, item or bool(_BULLET.match(piece))))
+        item = False
+    return result
 
 
 @lru_cache(maxsize=4096)
@@ -226,28 +360,43 @@ def _find(tokens: Sequence[str], form: Sequence[str]) -> list[int]:
     ]
 
 
+def _match_end(tokens: Sequence[str], i: int, phrase: Sequence[str]) -> int | None:
+    """End of ``phrase`` matched at ``tokens[i]`` ("*" is one to WILDCARD_MAX words, shortest first)."""
+    if not phrase:
+        return i
+    if phrase[0] == "*":
+        for k in range(1, WILDCARD_MAX + 1):
+            if i + k <= len(tokens) and (end := _match_end(tokens, i + k, phrase[1:])) is not None:
+                return end
+        return None
+    if i < len(tokens) and tokens[i] == phrase[0]:
+        return _match_end(tokens, i + 1, phrase[1:])
+    return None
+
+
 def _modifiers(tokens: Sequence[str]) -> list[tuple[int, int, str, str, str]]:
-    """Trigger matches (start, end, category, direction, phrase), longest first, no overlaps."""
+    """Trigger matches (start, end, category, direction, phrase), longest rule first, no overlaps."""
     taken = [False] * len(tokens)
     found: list[tuple[int, int, str, str, str]] = []
     for i, tok in enumerate(tokens):
         if tok not in _FIRST or taken[i]:
             continue
         for phrase, cat, direction in _TRIGGERS:
-            n = len(phrase)
-            if tuple(tokens[i : i + n]) == phrase and not any(taken[i : i + n]):
-                found.append((i, i + n, cat, direction, " ".join(phrase)))
-                for j in range(i, i + n):
+            end = _match_end(tokens, i, phrase)
+            if end is not None and not any(taken[i:end]):
+                found.append((i, end, cat, direction, " ".join(tokens[i:end])))
+                for j in range(i, end):
                     taken[j] = True
                 break
     return found
 
 
 def _negated_by(mods: Sequence[tuple[int, int, str, str, str]], start: int, end: int) -> str | None:
-    """The trigger that puts tokens[start:end] in a negated scope, or None (possible wins over negated)."""
+    """The trigger that puts tokens[start:end] in a negated scope, or None (a possible, comparative or
+    conditional trigger in scope wins over a negated one)."""
     hits: list[tuple[str, str]] = []
     for m_start, m_end, cat, direction, phrase in mods:
-        if cat == TERMINATE:
+        if cat in (TERMINATE, REFERENCE):
             continue
         if direction in (FORWARD, BOTH) and m_end <= start and start - m_end < SCOPE:
             between = range(m_end, start)
@@ -258,30 +407,93 @@ def _negated_by(mods: Sequence[tuple[int, int, str, str, str]], start: int, end:
         if any(t_start in between for t_start, _, c, _, _ in mods if c == TERMINATE):
             continue
         hits.append((cat, phrase))
-    if any(cat == POSSIBLE for cat, _ in hits):
+    if any(cat in _BLOCKING for cat, _ in hits):
         return None
     return next((phrase for cat, phrase in hits if cat == NEGATED), None)
 
 
-def ruled_out_mentions(targets: Sequence[str], passages: Sequence[Passage]) -> dict[str, list[Mention]]:
-    """For each target, its mentions in a negated (ruled-out) scope, in passage and sentence order."""
-    forms = {t: target_forms(t) for t in targets}
+def _blocked(mods: Sequence[tuple[int, int, str, str, str]], start: int, end: int) -> bool:
+    """Is tokens[start:end] in a possible / comparative / conditional scope?"""
+    for m_start, m_end, cat, direction, _ in mods:
+        if cat not in _BLOCKING:
+            continue
+        if direction in (FORWARD, BOTH) and m_end <= start and start - m_end < SCOPE:
+            return True
+        if direction in (BACKWARD, BOTH) and m_start >= end and m_start - end < SCOPE:
+            return True
+    return False
+
+
+def _reference_trigger(words: Sequence[str], mods: Sequence[tuple[int, int, str, str, str]]) -> str | None:
+    """The negation trigger of a plural demonstrative that refers back to diagnoses, or None."""
+    for start, end, cat, _, phrase in mods:
+        if cat != REFERENCE or (end < len(words) and words[end] in REFERENCE_NOT_DIAGNOSES):
+            continue
+        trigger = _negated_by(mods, start, end)
+        if trigger is not None:
+            return f"{phrase} ... {trigger}"
+    return None
+
+
+def _subtype_mention(words: Sequence[str], start: int, form: Sequence[str]) -> bool:
+    """Is the word before the match a qualifier naming a subtype ("secondary dysmenorrhea")?"""
+    return start > 0 and words[start - 1] in SUBTYPE_QUALIFIERS and form[0] != stem(words[start - 1])
+
+
+def _all_forms(target: str, names_for: Callable[[str], Iterable[str]] | None) -> tuple[tuple[str, ...], ...]:
+    forms = list(target_forms(target))
+    for name in names_for(target) if names_for is not None else ():
+        forms.extend(f for f in target_forms(name) if f not in forms)
+    return tuple(forms)
+
+
+def ruled_out_mentions(
+    targets: Sequence[str],
+    passages: Sequence[Passage],
+    *,
+    names_for: Callable[[str], Iterable[str]] | None = None,
+) -> dict[str, list[Mention]]:
+    """For each target, its mentions in a negated (ruled-out) scope, in passage and sentence order.
+
+    ``names_for(target)``, when given, returns further names of a target (synonyms, abbreviations): a
+    mention of any of them counts. A sentence whose plural demonstrative is negated ("These are less
+    likely") rules out the targets named in the sentence or list items just before it (module docstring).
+    """
+    forms = {t: _all_forms(t, names_for) for t in targets}
     firsts = {f[0] for fs in forms.values() for f in fs}
     out: dict[str, list[Mention]] = {t: [] for t in targets}
     for passage in passages:
-        for sentence in split_sentences(passage.text):
+        # targets named (outside a hypothetical scope) in the previous sentence / run of list items
+        previous: list[tuple[set[str], bool, int]] = []
+        for sentence, is_item in _pieces(passage.text):
             words = match_tokens(sentence)
             tokens = tuple(stem(w) for w in words)
-            if not firsts.intersection(tokens):
-                continue
-            mods = _modifiers(words)
+            named: set[str] = set()
+            mods = _modifiers(words) if (firsts.intersection(tokens) or _FIRST.intersection(words)) else []
+            found: set[str] = set()
             for target, target_stems in forms.items():
                 for form in target_stems:
-                    trigger = next(
-                        (tr for s in _find(tokens, form) if (tr := _negated_by(mods, s, s + len(form)))),
-                        None,
-                    )
+                    trigger = None
+                    for s in _find(tokens, form):
+                        if _subtype_mention(words, s, form):
+                            continue
+                        if not _blocked(mods, s, s + len(form)):
+                            named.add(target)
+                        trigger = trigger or _negated_by(mods, s, s + len(form))
                     if trigger is not None:
                         out[target].append(Mention(target, sentence[:400], trigger, passage))
+                        found.add(target)
                         break
+            ref = _reference_trigger(words, mods) if mods else None
+            if ref is not None and previous:
+                referred: set[str] = set(previous[-1][0])
+                if previous[-1][1]:  # a run of list items: all of them
+                    for names, item, _ in reversed(previous[:-1]):
+                        if not item:
+                            break
+                        referred |= names
+                for target in sorted(referred - found, key=list(targets).index):
+                    out[target].append(Mention(target, sentence[:400], f"{ref} (by reference)", passage))
+            item = is_item and len(words) <= _LIST_ITEM_MAX
+            previous.append((named, item, len(words)))
     return out
