@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import json
 import statistics
 import subprocess
 import sys
 from collections import Counter
 from importlib import resources
+
+from clineval.text.terminology import ARTEFACT, parse_terminology
 
 _PROBE = """
 import time
@@ -40,17 +41,20 @@ def _fresh_timings(runs: int) -> tuple[list[float], list[float]]:
 
 
 def _counts() -> tuple[int, dict[str, Counter[str]]]:
-    path = resources.files("clineval.text") / "data" / "terminology" / "disease_ontology.json.gz"
+    path = resources.files("clineval.text") / "data" / "terminology" / ARTEFACT
     blob = path.read_bytes()
-    raw = json.loads(gzip.decompress(blob))
-    names = [n for entries in raw["names"].values() for n in entries]
-    scopes: Counter[str] = Counter(f"{raw['scopes'][n[1]]} {raw['releases'][n[2]][0]}" for n in names)
+    term = parse_terminology(blob)
+    names = [(cid, n) for cid, entries in term._names.items() for n in entries]
+    scopes: Counter[str] = Counter()
+    for cid, (key, *_rest) in names:
+        source = term.name_source(key, cid)
+        scopes[f"{source.scope} {source.release}"] += 1
     sizes: Counter[str] = Counter(
-        concepts=len(raw["concepts"]),
+        concepts=len(term),
         names=len(names),
-        keys=len({n[0] for n in names}),
-        exact_keys=len(raw["exact"]),
-        ambiguous_keys=len(raw["ambiguous"]),
+        keys=len({n[0] for _, n in names}),
+        exact_keys=len(term._index["exact"]),
+        ambiguous_keys=len(term._ambiguous),
         uncompressed_bytes=len(gzip.decompress(blob)),
     )
     return len(blob), {"sizes": sizes, "scopes": scopes}

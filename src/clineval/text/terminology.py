@@ -1,6 +1,6 @@
 """Disease terminology from the Human Disease Ontology: names, synonym scopes, is_a hierarchy.
 
-The artefact ``data/terminology/disease_ontology.json.gz`` is built by ``scripts/build_terminology.py``
+The artefact ``data/terminology/disease_ontology.tsv.gz`` is built by ``scripts/build_terminology.py``
 (sources, licences and attribution: ``data/terminology/SOURCE.md``). It is read lazily, on the first call of
 ``load_terminology()`` (cached), never at import of ``clineval.text``.
 
@@ -26,15 +26,13 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from types import MappingProxyType
-from typing import Any
 
-ARTEFACT = "disease_ontology.json.gz"
+ARTEFACT = "disease_ontology.tsv.gz"
 SOURCE_TEXT = "Disease Ontology"
 
 
@@ -53,43 +51,49 @@ class NameSource:
         return f"{cid} {label}, {kind} '{self.display}', {SOURCE_TEXT} {self.release}"
 
 
+_KIND = {"LABEL": "exact", "EXACT": "exact", "NARROW": "narrow", "RELATED": "related", "BROAD": "related"}
+
+
 @dataclass
 class Terminology:
     """The loaded terminology; build with ``load_terminology()`` (or ``parse_terminology(bytes)``).
 
-    Artefact layout (JSON): ``concepts`` id -> [label, [parent ids]]; ``names`` id -> [[key, scope index,
-    release index, display or "" when equal to the key]]; ``exact`` / ``narrow`` / ``related`` key -> [ids];
-    ``ambiguous`` [keys]; ``scopes``, ``releases`` [[release, licence]], ``version``, ``format``.
+    Artefact layout (gzipped UTF-8 TSV): header lines ``#format``, ``#version``, ``#scopes`` (names by index),
+    ``#releases`` (``release=licence`` by index); ``C id label parent,parent``; ``N key id scope-index
+    release-index display`` (display empty when equal to the key); ``A key`` for an ambiguous key.
     """
 
     version: str
     sha256: str
-    _raw: dict[str, Any]
+    _concepts: dict[str, tuple[str, tuple[str, ...]]]  # id -> (label, parents)
+    _names: dict[str, list[tuple[str, str, str, str]]]  # id -> [(key, scope index, release index, display)]
+    _index: dict[str, dict[str, list[str]]]  # "exact" / "narrow" / "related" -> key -> ids
+    _header: dict[str, list[str]]
     _ambiguous: frozenset[str]
     _ancestors: dict[str, Mapping[str, int]] = field(default_factory=dict)
 
     def concepts(self, key: str) -> tuple[str, ...]:
         """Concepts with this key as LABEL or EXACT name (several when the key is ambiguous)."""
-        return tuple(self._raw["exact"].get(key, ()))
+        return tuple(self._index["exact"].get(key, ()))
 
     def is_ambiguous(self, key: str) -> bool:
         return key in self._ambiguous
 
     def narrower(self, key: str) -> tuple[str, ...]:
         """Concepts of which the key is a NARROW synonym (the key names a subtype of each)."""
-        return tuple(self._raw["narrow"].get(key, ()))
+        return tuple(self._index["narrow"].get(key, ()))
 
     def related(self, key: str) -> tuple[str, ...]:
         """Concepts of which the key is a RELATED or BROAD synonym (not equivalence evidence)."""
-        return tuple(self._raw["related"].get(key, ()))
+        return tuple(self._index["related"].get(key, ()))
 
     def label(self, cid: str) -> str:
         """The current label (KeyError for an unknown or obsolete id)."""
-        return str(self._raw["concepts"][cid][0])
+        return self._concepts[cid][0]
 
     def parents(self, cid: str) -> tuple[str, ...]:
-        entry = self._raw["concepts"].get(cid)
-        return tuple(entry[1]) if entry else ()
+        entry = self._concepts.get(cid)
+        return entry[1] if entry else ()
 
     def ancestors(self, cid: str) -> Mapping[str, int]:
         """Every ancestor of a concept with its minimal depth (1 = parent); cached per concept."""
@@ -113,20 +117,53 @@ class Terminology:
 
     def name_source(self, key: str, cid: str) -> NameSource:
         """The stored name of ``cid`` with this key (KeyError when the concept has none)."""
-        for name_key, scope_i, release_i, display in self._raw["names"].get(cid, ()):
+        for name_key, scope_i, release_i, display in self._names.get(cid, ()):
             if name_key == key:
-                release, licence = self._raw["releases"][release_i]
-                return NameSource(display or key, self._raw["scopes"][scope_i], release, licence)
+                release, licence = self._header["releases"][int(release_i)].split("=", 1)
+                return NameSource(display or key, self._header["scopes"][int(scope_i)], release, licence)
         raise KeyError((key, cid))
 
     def __len__(self) -> int:
-        return len(self._raw["concepts"])
+        return len(self._concepts)
 
 
 def parse_terminology(blob: bytes) -> Terminology:
     """A ``Terminology`` from the bytes of the artefact."""
-    raw = json.loads(gzip.decompress(blob))
-    return Terminology(raw["version"], hashlib.sha256(blob).hexdigest(), raw, frozenset(raw["ambiguous"]))
+    header: dict[str, list[str]] = {}
+    concepts: dict[str, tuple[str, tuple[str, ...]]] = {}
+    names: dict[str, list[tuple[str, str, str, str]]] = {}
+    rows: list[tuple[str, str, str]] = []  # (scope index, key, id)
+    ambiguous: list[str] = []
+    for line in gzip.decompress(blob).decode("utf-8").splitlines():
+        kind, *cells = line.split("\t")
+        if kind == "N":
+            key, cid, scope_i, release_i, display = cells
+            names.setdefault(cid, []).append((key, scope_i, release_i, display))
+            rows.append((scope_i, key, cid))
+        elif kind == "C":
+            concepts[cells[0]] = (cells[1], tuple(cells[2].split(",")) if cells[2] else ())
+        elif kind == "A":
+            ambiguous.append(cells[0])
+        else:
+            header[kind.lstrip("#")] = cells
+    return Terminology(
+        version=header["version"][0],
+        sha256=hashlib.sha256(blob).hexdigest(),
+        _concepts=concepts,
+        _names=names,
+        _index=_indexes(rows, header["scopes"]),
+        _header=header,
+        _ambiguous=frozenset(ambiguous),
+    )
+
+
+def _indexes(rows: list[tuple[str, str, str]], scopes: list[str]) -> dict[str, dict[str, list[str]]]:
+    """key -> concept ids, per kind of scope (``_KIND``)."""
+    kinds = [_KIND[scope] for scope in scopes]
+    index: dict[str, dict[str, list[str]]] = {"exact": {}, "narrow": {}, "related": {}}
+    for scope_i, key, cid in rows:
+        index[kinds[int(scope_i)]].setdefault(key, []).append(cid)
+    return index
 
 
 @lru_cache(maxsize=1)
