@@ -12,8 +12,11 @@ Names: ``name_forms(name)`` gives the normalised forms a name is known by (``nam
 5. each form also with the packaged clinical abbreviations expanded (``clineval.text.abbreviations``).
 
 ``name_key``: ``match_tokens`` (case, accents, punctuation, possessive 's folded), British spellings made
-American (oedema, haem-, tumour, ...), and a roman numeral after type/grade/stage/class/degree/phase made
-arabic ("type II" -> "type 2").
+American, plurals singular ("kidney stones" = "kidney stone") and detached prefixes joined
+("pre-eclampsia" = "preeclampsia"; ``clineval.text.name_normalisation``), and a roman numeral after
+type/grade/stage/class/degree/phase made arabic ("type II" -> "type 2").
+``name_forms`` also adds a form without state words ("COPD exacerbation" -> "copd";
+``name_normalisation.state_free``).
 
 Vocabulary files (YAML, see ``docs/diagnosis_vocabulary.md``)::
 
@@ -22,6 +25,8 @@ Vocabulary files (YAML, see ``docs/diagnosis_vocabulary.md``)::
       - [acute kidney injury, AKI, acute renal failure]
     hierarchy:                               # parent: [children]; a child is a subtype of its parent
       acute kidney injury: [contrast-induced nephropathy, acute tubular necrosis]
+    ambiguous:                               # abbreviation: [senses]; resolved by the other names only
+      MS: [multiple sclerosis, mitral stenosis]
 
 A name in a hierarchy that is also a member of a group stands for the whole group. A member listed in two
 groups of one file, an edge inside one group, or a cycle is an error (``DataFileError`` with file and line).
@@ -45,6 +50,7 @@ from clineval.core.errors import DataFileError
 from clineval.core.safe_yaml import check_yaml
 from clineval.text.abbreviations import expand_tokens
 from clineval.text.matching import match_tokens
+from clineval.text.name_normalisation import american, join_prefixes, singular, state_free
 
 SYNONYMS_FILE = "diagnosis_synonyms.yaml"
 HIERARCHY_FILE = "diagnosis_hierarchy.yaml"
@@ -71,7 +77,7 @@ _END_PAREN = re.compile(r"\(([^()]*)\)\s*$")
 
 def name_key(text: str) -> str:
     """The normalised key of one diagnosis name (no parenthetical handling, no abbreviation expansion)."""
-    tokens = [_SPELLING.get(t, t) for t in match_tokens(text)]
+    tokens = join_prefixes([singular(american(_SPELLING.get(t, t))) for t in match_tokens(text)])
     for i in range(1, len(tokens)):
         if tokens[i] in _ROMAN and tokens[i - 1] in _NUMBERED:
             tokens[i] = _ROMAN[tokens[i]]
@@ -99,6 +105,10 @@ def name_forms(text: str) -> tuple[str, ...]:
         key = name_key(item)
         if key and key not in forms:
             forms.append(key)
+    for key in list(forms):
+        stateless = state_free(key)
+        if stateless is not None and stateless not in forms:
+            forms.append(stateless)
     for key in list(forms):
         expanded = expand_tokens(key.split())
         if expanded is not None and (joined := " ".join(expanded)) not in forms:
@@ -129,6 +139,8 @@ class DiagnosisVocabulary:
     group_index: dict[str, int]
     ancestors: dict[str, dict[str, int]]
     edge_count: int
+    ambiguous: dict[str, tuple[str, ...]] = field(default_factory=dict)  # abbreviation key -> sense keys
+    use_terminology: bool = True  # consult the Disease Ontology layer (clineval.text.terminology)
     cache: dict[str, object] = field(default_factory=dict, repr=False, compare=False)
 
     def group_of(self, key: str) -> int | None:
@@ -172,11 +184,16 @@ def _sequence(node: yaml.Node, origin: str, what: str) -> list[yaml.Node]:
     return list(node.value)
 
 
-def parse_vocabulary_file(text: str, origin: str) -> tuple[str, list[list[_Node]], list[tuple[_Node, _Node]]]:
-    """(version, groups, edges (parent, child)) of one vocabulary file's text; errors name file and line."""
+Parsed = tuple[str, list[list[_Node]], list[tuple[_Node, _Node]], dict[str, list[_Node]]]
+
+
+def parse_vocabulary_file(text: str, origin: str) -> Parsed:
+    """(version, groups, edges (parent, child), ambiguous abbreviations (abbreviation -> senses)) of one
+    vocabulary file's text; errors name file and line."""
     root = _compose(text, origin)
+    ambiguous: dict[str, list[_Node]] = {}
     if root is None:
-        return "0", [], []
+        return "0", [], [], ambiguous
     if not isinstance(root, yaml.MappingNode):
         raise DataFileError("expected a mapping with 'version', 'groups', 'hierarchy'", path=origin, line=1)
     version, groups, edges = "0", [], []
@@ -204,14 +221,26 @@ def parse_vocabulary_file(text: str, origin: str) -> tuple[str, list[list[_Node]
                 edges += [
                     (parent, _scalar(c, origin, "a child")) for c in _sequence(children, origin, "children")
                 ]
+        elif key == "ambiguous":
+            if not isinstance(value, yaml.MappingNode):
+                raise DataFileError(
+                    "ambiguous must map an abbreviation to its senses",
+                    path=origin,
+                    line=value.start_mark.line + 1,
+                )
+            for abbr_node, senses in value.value:
+                abbr = _scalar(abbr_node, origin, "an abbreviation")
+                ambiguous[abbr.text] = [
+                    _scalar(x, origin, "a sense") for x in _sequence(senses, origin, "senses")
+                ]
         elif key != "note":
             raise DataFileError(
                 f"unknown key {key!r}",
                 path=origin,
                 line=key_node.start_mark.line + 1,
-                hint="expected version, groups, hierarchy, note",
+                hint="expected version, groups, hierarchy, ambiguous, note",
             )
-    return version, groups, edges
+    return version, groups, edges, ambiguous
 
 
 def _packaged_bytes(name: str) -> bytes:
@@ -241,12 +270,15 @@ def _build(sources: list[tuple[str, bytes]]) -> DiagnosisVocabulary:
         return key
 
     versions, files, edges = [], [], []
+    ambiguous: dict[str, tuple[str, ...]] = {}
     for origin, data in sources:
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise DataFileError(f"not UTF-8: {exc}", path=origin) from exc
-        version, file_groups, file_edges = parse_vocabulary_file(text, origin)
+        version, file_groups, file_edges, file_ambiguous = parse_vocabulary_file(text, origin)
+        for abbr, senses in file_ambiguous.items():
+            ambiguous[name_key(abbr)] = tuple(name_key(x.text) for x in senses)
         versions.append(f"{Path(origin).name} {version}")
         files.append((origin, version, hashlib.sha256(data).hexdigest()))
         seen_here: dict[str, int] = {}
@@ -314,6 +346,7 @@ def _build(sources: list[tuple[str, bytes]]) -> DiagnosisVocabulary:
         group_index=group_index,
         ancestors=ancestors,
         edge_count=len(edges),
+        ambiguous=ambiguous,
     )
 
 

@@ -39,28 +39,69 @@ vocabulary and cached, so a pair costs a few set operations (see ``benchmarks/be
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal, TypeAlias
 
+from clineval.text import ontology_match
 from clineval.text.abbreviations import expand_tokens
+from clineval.text.compositional import components
 from clineval.text.diagnosis_vocab import DiagnosisVocabulary, load_vocabulary, name_forms
+from clineval.text.ontology_match import NONE as NO_CONCEPTS
+from clineval.text.ontology_match import Concepts, concepts_of
 from clineval.text.stemming import stem
 from clineval.text.stopwords import STOP_WORDS
 
 Tier: TypeAlias = Literal["exact", "synonym", "hierarchy", "overlap"]
 TIERS: tuple[Tier, ...] = ("exact", "synonym", "hierarchy", "overlap")
-CONFIDENCE = {"exact": 1.0, "synonym": 0.95, "hierarchy": 0.7, "hierarchy_indirect": 0.6}
-OVERLAP_BASE, OVERLAP_SLOPE, OVERLAP_MIN_JACCARD = 0.55, 0.35, 0.5
+CONFIDENCE = {
+    "exact": 1.0,
+    "synonym": 0.95,
+    "ontology_synonym": 0.9,
+    "hierarchy": 0.7,
+    "hierarchy_indirect": 0.6,
+    "hierarchy_by_name": 0.6,
+    "component": 0.6,
+}
+ONTOLOGY = "Disease Ontology"
+_OR = re.compile(r"\s+or\s+", re.IGNORECASE)
+OVERLAP_BASE, OVERLAP_SLOPE, OVERLAP_MIN_JACCARD, OVERLAP_MIN_SUBTYPE_JACCARD = 0.55, 0.35, 0.5, 0.3
 
 _LATERAL = frozenset({"left", "right", "bilateral", "unilateral"})
 _NEGATION = frozenset({"non", "no", "not", "without", "absent"})
-_GENERIC = frozenset({"disease", "syndrome", "disorder", "infection", "condition", "illness", "mellitus"})
+_GENERIC = frozenset(
+    {"disease", "syndrome", "disorder", "infection", "condition", "illness", "mellitus", "virus", "fever",
+     "species", "headache"}
+)  # fmt: skip
+# Generic heads that say the same thing ("Ebola virus" ~ "Ebola infection"; "disease" ~ "disorder");
+# "syndrome" stays apart ("Cushing disease" != "Cushing syndrome").
+_GENERIC_CLASS = {"virus": "infection", "fever": "infection", "species": "infection", "disorder": "disease",
+                  "condition": "disease", "illness": "disease"}  # fmt: skip
+# Organ nouns and their adjectives name the same site ("bowel obstruction" ~ "intestinal obstruction").
+_SITE_SYNONYMS = {
+    stem(w): stem(c)
+    for w, c in (("intestinal", "bowel"), ("intestine", "bowel"), ("kidney", "renal"), ("liver", "hepatic"),
+                 ("heart", "cardiac"), ("lung", "pulmonary"), ("pulmonic", "pulmonary"),
+                 ("brain", "cerebral"), ("stomach", "gastric"), ("humerus", "humeral"), ("femur", "femoral"))
+}  # fmt: skip
 # "type 2": the number decides, the marker word is skipped
 _MARKERS = frozenset({"type", "types", "grade", "stage", "class", "degree", "phase"})
+# Words one name may add without narrowing the disease (severity, course, certainty): stems.
+_SAME_QUALIFIERS = frozenset(
+    stem(w)
+    for w in ("acute", "severe", "mild", "moderate", "benign", "suspected", "possible", "probable", "likely",
+              "presumed", "simple", "uncomplicated", "clinical", "idiopathic", "true", "classic", "typical",
+              "valve", "valvular")
+)  # fmt: skip
+# Modifiers that turn one disease's name into another's: never merged by overlap ("German measles").
+_OTHER_DISEASE = frozenset(
+    stem(w)
+    for w in ("german", "insipidus", "pseudo", "para", "mellitus", "heat", "hemophilus", "haemophilus")
+)
 _LINK = frozenset(
-    {"of", "with", "due", "secondary", "from", "in", "caused", "associated", "after", "following"}
+    {"of", "with", "due", "secondary", "from", "in", "caused", "associated", "after", "following", "related"}
 )
 _CACHE_LIMIT = 100_000
 
@@ -86,6 +127,14 @@ class NameFeatures:
     generic: frozenset[str]
 
 
+def _site(stemmed: str) -> str:
+    return _SITE_SYNONYMS.get(stemmed, stemmed)
+
+
+def _generic_class(words: frozenset[str]) -> frozenset[str]:
+    return frozenset(_GENERIC_CLASS.get(w, w) for w in words)
+
+
 @lru_cache(maxsize=32768)
 def analyse(name: str) -> NameFeatures:
     """The overlap features of a name's main form (its abbreviation-expanded form when it has one)."""
@@ -98,19 +147,19 @@ def analyse(name: str) -> NameFeatures:
     head_specific: set[str] = set()
     in_head_phrase = True
     for i, tok in enumerate(tokens):
-        if tok in _LINK and (tok != "secondary" or tokens[i + 1 : i + 2] == ["to"]):
+        if tok in _LINK and (tok not in ("secondary", "related") or tokens[i + 1 : i + 2] == ["to"]):
             in_head_phrase = False
             continue
         if tok in _MARKERS:
             continue
         if not in_head_phrase and tok not in STOP_WORDS:
-            specific.add(stem(tok))
+            specific.add(_site(stem(tok)))
         elif tok.isdigit() or tok in _LATERAL or tok in _NEGATION or (len(tok) == 1 and (tok != "a" or i)):
             disc.add(tok)
         elif tok in _GENERIC:
             generic.add(tok)
         elif tok not in STOP_WORDS:
-            s = stem(tok)
+            s = _site(stem(tok))
             specific.add(s)
             head = s
             head_specific.add(s)
@@ -126,6 +175,8 @@ class _Resolved:
     groups: frozenset[int]
     nodes: tuple[str, ...]
     features: NameFeatures
+    concepts: Concepts
+    name: str
 
 
 def _resolve(name: str, vocab: DiagnosisVocabulary) -> _Resolved:
@@ -136,7 +187,10 @@ def _resolve(name: str, vocab: DiagnosisVocabulary) -> _Resolved:
         forms = name_forms(name)
         groups = frozenset(g for f in forms if (g := vocab.group_of(f)) is not None)
         nodes = tuple(n for f in forms if (n := vocab.node_of(f)) in vocab.ancestors)
-        found = vocab.cache[name] = _Resolved(frozenset(forms) - {""}, forms[0], groups, nodes, analyse(name))
+        concepts = concepts_of(forms) if vocab.use_terminology else NO_CONCEPTS
+        found = vocab.cache[name] = _Resolved(
+            frozenset(forms) - {""}, forms[0], groups, nodes, analyse(name), concepts, name
+        )
     assert isinstance(found, _Resolved)
     return found
 
@@ -154,33 +208,78 @@ def _hierarchy(a: _Resolved, b: _Resolved, vocab: DiagnosisVocabulary) -> tuple[
     return best
 
 
-def _overlap(a: NameFeatures, b: NameFeatures) -> tuple[float, str]:
-    """(Jaccard index, "") when the overlap rules hold, else (0.0, the rule that failed)."""
+@dataclass(frozen=True, slots=True)
+class _Overlap:
+    jaccard: float  # 0.0: no overlap (``why`` says which rule failed)
+    why: str = ""
+    added: frozenset[str] = frozenset()  # what the longer name adds that narrows it ("small cell"), if any
+
+
+def _discriminators(a: NameFeatures, b: NameFeatures) -> tuple[bool, frozenset[str], str]:
+    """(compatible, the discriminators only one side has, why not). Laterality on one side only is a
+    detail ("left pneumothorax" is a pneumothorax); a number or letter on one side only narrows ("type 1
+    neurofibromatosis" is a neurofibromatosis); different values, or a negation on one side, conflict."""
+    la, lb = a.discriminators & _LATERAL, b.discriminators & _LATERAL
+    if la and lb and la != lb:
+        return False, frozenset(), f"laterality differs: {sorted(la)} vs {sorted(lb)}"
+    da, db = a.discriminators - _LATERAL, b.discriminators - _LATERAL
+    if da == db:
+        return True, frozenset(), ""
+    extra = da ^ db
+    if (da <= db or db <= da) and not extra & _NEGATION:
+        return True, extra, ""
+    return False, frozenset(), f"qualifiers differ: {sorted(a.discriminators)} vs {sorted(b.discriminators)}"
+
+
+def _overlap(a: NameFeatures, b: NameFeatures) -> _Overlap:
+    """The overlap of two names' features: Jaccard and what the longer adds, or why there is none."""
     if not a.specific or not b.specific:
-        return 0.0, "no specific content words"
-    if a.discriminators != b.discriminators:
-        return 0.0, f"qualifiers differ: {sorted(a.discriminators)} vs {sorted(b.discriminators)}"
+        return _Overlap(0.0, "no specific content words")
+    compatible, narrowing, why = _discriminators(a, b)
+    if not compatible:
+        return _Overlap(0.0, why)
+    course = _conflict(a, b)
+    if course:
+        return _Overlap(0.0, course)
     if a.head != b.head:
-        return 0.0, f"head nouns differ: {a.head!r} vs {b.head!r}"
-    if not (a.specific <= b.specific or b.specific <= a.specific):
-        return 0.0, f"both add words: {sorted(a.specific ^ b.specific)}"
-    if a.generic and b.generic and a.generic != b.generic:
-        return 0.0, f"{'/'.join(sorted(a.generic))} vs {'/'.join(sorted(b.generic))}"
+        return _Overlap(0.0, f"head nouns differ: {a.head!r} vs {b.head!r}")
+    core_a, core_b = a.specific - _SAME_QUALIFIERS, b.specific - _SAME_QUALIFIERS
+    if not (core_a <= core_b or core_b <= core_a):
+        return _Overlap(0.0, f"both add words: {sorted(core_a ^ core_b)}")
+    if a.generic and b.generic and _generic_class(a.generic) != _generic_class(b.generic):
+        return _Overlap(0.0, f"{'/'.join(sorted(a.generic))} vs {'/'.join(sorted(b.generic))}")
+    blocked = (a.specific ^ b.specific) & _OTHER_DISEASE
+    if blocked:  # "German measles" is rubella, "diabetes insipidus" is no diabetes mellitus
+        return _Overlap(0.0, f"{'/'.join(sorted(blocked))!r} makes it another disease")
+    added = frozenset((a.specific ^ b.specific) - _SAME_QUALIFIERS) | narrowing
     jaccard = len(a.specific & b.specific) / len(a.specific | b.specific)
     if a.head_specific == b.head_specific:  # "X" vs "X due to Y": the same condition, its cause named
         jaccard = max(jaccard, OVERLAP_MIN_JACCARD)
-    if jaccard < OVERLAP_MIN_JACCARD:
-        return 0.0, f"overlap too small (Jaccard {jaccard:.2f} < {OVERLAP_MIN_JACCARD})"
-    return jaccard, ""
+    floor = OVERLAP_MIN_SUBTYPE_JACCARD if added else OVERLAP_MIN_JACCARD
+    if jaccard < floor:
+        return _Overlap(0.0, f"overlap too small (Jaccard {jaccard:.2f} < {floor})")
+    return _Overlap(jaccard, "", added)
 
 
-def _compare(a: _Resolved, b: _Resolved, vocab: DiagnosisVocabulary, allow_hierarchy: bool) -> Equivalence:
-    if not a.forms or not b.forms:
-        return Equivalence(False, None, 0.0, "an empty name matches nothing")
+def _exact(a: _Resolved, b: _Resolved) -> Equivalence | None:
     same = a.forms & b.forms
-    if same:
-        form = a.main if a.main in same else min(same)
-        return Equivalence(True, "exact", CONFIDENCE["exact"], f"same after normalisation: {form!r}")
+    if not same:
+        return None
+    if (
+        a.main not in same
+        and b.main not in same
+        and a.main != b.main
+        and all(len(f.split()) == 1 for f in same)
+    ):
+        # only an abbreviation alias is shared: "Autism Spectrum Disorder (ASD)" vs "Atrial Septal Defect"
+        return None
+    form = a.main if a.main in same else min(same)
+    return Equivalence(True, "exact", CONFIDENCE["exact"], f"same after normalisation: {form!r}")
+
+
+def _curated(
+    a: _Resolved, b: _Resolved, vocab: DiagnosisVocabulary, allow_hierarchy: bool
+) -> Equivalence | None:
     common = a.groups & b.groups
     if common:
         group = vocab.groups[min(common)]
@@ -193,12 +292,111 @@ def _compare(a: _Resolved, b: _Resolved, vocab: DiagnosisVocabulary, allow_hiera
             how = "a subtype" if depth == 1 else f"a subtype ({depth} levels down)"
             text = f"{vocab.label(child)!r} is {how} of {vocab.label(parent)!r}"
             return Equivalence(True, "hierarchy", conf, text)
-    jaccard, why = _overlap(a.features, b.features)
-    if jaccard:
-        conf = round(OVERLAP_BASE + OVERLAP_SLOPE * jaccard, 4)
+    return None
+
+
+_COURSE = frozenset(stem(w) for w in ("acute", "chronic", "subacute", "congenital", "acquired"))
+
+
+def _conflict(a: NameFeatures, b: NameFeatures) -> str | None:
+    """Why two names cannot be one disease whatever a terminology says: a different course ("acute" vs
+    "chronic bronchitis", both EXACT synonyms of one Disease Ontology concept) or incompatible
+    discriminators (type 1 vs type 2, left vs right, a negation on one side)."""
+    ca, cb = a.specific & _COURSE, b.specific & _COURSE
+    if ca and cb and ca != cb:
+        return f"course differs: {sorted(ca)} vs {sorted(cb)}"
+    compatible, _, why = _discriminators(a, b)
+    return None if compatible else why
+
+
+def _known(r: _Resolved) -> bool:
+    return bool(r.groups or r.nodes)
+
+
+def _ontology(a: _Resolved, b: _Resolved, allow_hierarchy: bool) -> Equivalence | None:
+    """Disease Ontology synonymy, then is_a; unless the curated layer knows both names and does not
+    relate them (its decision stands: it encodes what the ontology gets wrong) or their words conflict."""
+    if (_known(a) and _known(b)) or _conflict(a.features, b.features):
+        return None
+    found = ontology_match.shared(a.concepts, b.concepts)
+    if found is not None:
+        cid, ka, kb = found
+        why = "; ".join(dict.fromkeys(ontology_match.explain(k, cid) for k in (ka, kb)))
+        return Equivalence(True, "synonym", CONFIDENCE["ontology_synonym"], why)
+    if not allow_hierarchy:
+        return None
+    sub = ontology_match.subtype(a.concepts, b.concepts)
+    if sub is None:
+        return None
+    narrow, broad, depth = sub
+    term = ontology_match.terminology()
+    shown = f"{narrow} {term.label(narrow)}" if narrow.startswith("DOID:") else f"NARROW synonym {narrow!r}"
+    how = "is_a" if depth == 1 else f"is_a ({depth} levels)"
+    conf = CONFIDENCE["hierarchy" if depth == 1 else "hierarchy_indirect"]
+    return Equivalence(True, "hierarchy", conf, f"{shown} {how} {broad} {term.label(broad)}, {ONTOLOGY}")
+
+
+def _components(a: _Resolved, b: _Resolved, vocab: DiagnosisVocabulary) -> Equivalence | None:
+    """One name is a compositional name ("X due to Y", "X with Y", "A or B") and a component of it is
+    the other name: a narrower statement of it (hierarchy tier)."""
+    for x, y in ((a, b), (b, a)):
+        # the other name whole, or one of its alternatives ("Rh or ABO incompatibility")
+        targets = [("", y)] + [
+            (f" ({r} {q!r})", _resolve(q, vocab)) for r, q in _parts(y.name) if r == "alternative"
+        ]
+        for role, part in _parts(x.name):
+            p = _resolve(part, vocab)
+            for where, t in targets:
+                if _conflict(p.features, t.features):
+                    continue
+                eq = _exact(p, t) or _curated(p, t, vocab, False) or _ontology(p, t, False)
+                if eq is not None:
+                    text = f"{role} {part!r} of {x.name!r} ~ {y.name!r}{where}: {eq.explanation}"
+                    return Equivalence(True, "hierarchy", CONFIDENCE["component"], text)
+    return None
+
+
+@lru_cache(maxsize=32768)
+def _parts(name: str) -> tuple[tuple[str, str], ...]:
+    """(role, component) of a compositional name, one level of nesting followed; () for a simple name."""
+    comp = components(name)
+    if not comp.patterns or comp.patterns == ("laterality",):
+        return ()
+    parts = [("condition", comp.condition)] if comp.condition else []
+    parts += [("cause", c) for c in comp.causes] + [("co-condition", c) for c in comp.with_]
+    parts += [("alternative", c) for c in comp.alternatives]
+    nested = [(f"{role} part", q) for role, p in parts for _, q in _parts(p) if p != name]
+    nested += [(f"{role} part", q.strip()) for role, p in parts for q in _OR.split(p) if q.strip() != p]
+    return tuple(dict.fromkeys(x for x in parts + nested if x[1] and x[1] != name))
+
+
+def _compare(a: _Resolved, b: _Resolved, vocab: DiagnosisVocabulary, allow_hierarchy: bool) -> Equivalence:
+    if not a.forms or not b.forms:
+        return Equivalence(False, None, 0.0, "an empty name matches nothing")
+    found = _exact(a, b) or _curated(a, b, vocab, allow_hierarchy) or _ontology(a, b, allow_hierarchy)
+    if found is not None:
+        return found
+    if allow_hierarchy and (component := _components(a, b, vocab)) is not None:
+        return component
+    apart = ontology_match.distinct(a.concepts, b.concepts) if not (a.groups & b.groups) else None
+    if apart is not None:  # two Disease Ontology concepts, neither is_a the other: never merged by words
+        term = ontology_match.terminology()
+        ca, cb = apart
+        why = f"distinct concepts {ca} {term.label(ca)} and {cb} {term.label(cb)} ({ONTOLOGY})"
+        return Equivalence(False, None, 0.0, f"no tier matched ({why})")
+    ov = _overlap(a.features, b.features)
+    if ov.added:  # the longer name narrows the shorter: a subtype by name, not the same disease
+        if not allow_hierarchy:
+            return Equivalence(False, None, 0.0, "a subtype by name; hierarchy not allowed")
+        narrow, broad = (a, b) if len(a.features.specific) >= len(b.features.specific) else (b, a)
+        extra = " ".join(w for w in narrow.main.split() if w not in broad.main.split()) or "a qualifier"
+        text = f"{narrow.main!r} names a subtype of {broad.main!r} (adds {extra!r})"
+        return Equivalence(True, "hierarchy", CONFIDENCE["hierarchy_by_name"], text)
+    if ov.jaccard:
+        conf = round(OVERLAP_BASE + OVERLAP_SLOPE * ov.jaccard, 4)
         shared = " ".join(sorted(a.features.specific & b.features.specific))
-        return Equivalence(True, "overlap", conf, f"content overlap {jaccard:.2f} on {shared!r}")
-    return Equivalence(False, None, 0.0, f"no tier matched ({why})")
+        return Equivalence(True, "overlap", conf, f"content overlap {ov.jaccard:.2f} on {shared!r}")
+    return Equivalence(False, None, 0.0, f"no tier matched ({ov.why})")
 
 
 def equivalent(a: str, b: str, *, vocab: DiagnosisVocabulary | None = None) -> Equivalence:

@@ -1,0 +1,110 @@
+"""Disease Ontology evidence for diagnosis equivalence: concepts of a name, synonymy, is_a, distinctness.
+
+Used by ``clineval.text.equivalence`` below the curated layer (curated groups and hierarchy edges win,
+a user's file wins over both). Scope policy: a name's LABEL or EXACT keys give its concepts (synonym
+evidence); a NARROW synonym makes the name a subtype of that concept (hierarchy evidence); RELATED and
+BROAD synonyms are ignored. An ambiguous key (an EXACT name of several concepts) resolves to the one
+concept whose label it is, else to none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+
+from clineval.text.diagnosis_vocab import name_key
+from clineval.text.terminology import Terminology, load_terminology
+
+MAX_DEPTH = 6  # an is_a path longer than this says nothing useful about two clinical names
+
+
+@dataclass(frozen=True, slots=True)
+class Concepts:
+    """The concepts a name resolves to (exact) and those it is a narrower synonym of."""
+
+    exact: frozenset[str]
+    narrower_of: frozenset[str]
+    evidence: tuple[tuple[str, str], ...]  # (key, concept) for the explanation
+    narrow_evidence: tuple[tuple[str, str], ...] = ()  # (key, broader concept)
+
+
+NONE = Concepts(frozenset(), frozenset(), ())
+
+
+@lru_cache(maxsize=1)
+def terminology() -> Terminology:
+    return load_terminology()
+
+
+def _label_key(term: Terminology, cid: str) -> str:
+    return name_key(term.label(cid))
+
+
+def concepts_of(forms: Iterable[str], term: Terminology | None = None) -> Concepts:
+    """The concepts of a name's normalised forms (LABEL/EXACT), ambiguity resolved by label."""
+    t = term or terminology()
+    exact: set[str] = set()
+    narrow: list[tuple[str, str]] = []
+    evidence: list[tuple[str, str]] = []
+    for key in forms:
+        ids = t.concepts(key)
+        if len(ids) > 1:
+            ids = tuple(c for c in ids if _label_key(t, c) == key)
+            ids = ids if len(ids) == 1 else ()
+        exact.update(ids)
+        evidence += [(key, c) for c in ids]
+        narrow += [(key, c) for c in t.narrower(key)]
+    broader = frozenset(c for _, c in narrow) - exact
+    return Concepts(frozenset(exact), broader, tuple(evidence), tuple(x for x in narrow if x[1] in broader))
+
+
+def explain(key: str, cid: str, term: Terminology | None = None) -> str:
+    """ "DOID:585 nephrolithiasis, EXACT synonym 'kidney stones', Disease Ontology 2016"."""
+    t = term or terminology()
+    try:
+        return t.name_source(key, cid).explain(cid, t.label(cid))
+    except KeyError:
+        return f"{cid} {t.label(cid)}"
+
+
+def shared(a: Concepts, b: Concepts) -> tuple[str, str, str] | None:
+    """(concept, key of a, key of b) when both names are LABEL/EXACT names of one concept."""
+    common = a.exact & b.exact
+    if not common:
+        return None
+    cid = min(common)
+    ka = next(k for k, c in a.evidence if c == cid)
+    kb = next(k for k, c in b.evidence if c == cid)
+    return cid, ka, kb
+
+
+def subtype(a: Concepts, b: Concepts, term: Terminology | None = None) -> tuple[str, str, int] | None:
+    """(narrow: a concept id or the key of a NARROW synonym, broad concept, depth) when one name is_a the
+    other's concept (or is a NARROW synonym of it: depth 1), the shortest such path; None otherwise."""
+    t = term or terminology()
+    best: tuple[str, str, int] | None = None
+    for x, y in ((a, b), (b, a)):
+        for key, broad in x.narrow_evidence:
+            if broad in y.exact and (best is None or best[2] > 1):
+                best = (key, broad, 1)
+        for narrow in x.exact:
+            ups = t.ancestors(narrow)
+            for broad in y.exact:
+                depth = ups.get(broad)
+                if depth is not None and depth <= MAX_DEPTH and (best is None or depth < best[2]):
+                    best = (narrow, broad, depth)
+    return best
+
+
+def distinct(a: Concepts, b: Concepts, term: Terminology | None = None) -> tuple[str, str] | None:
+    """(concept of a, concept of b) when both names resolve and share no concept and neither is_a the
+    other: two different diseases, whatever their words share ("heat stroke" vs "stroke")."""
+    if not a.exact or not b.exact or a.exact & b.exact:
+        return None
+    if subtype(a, b, term) is not None:
+        return None
+    t = term or terminology()
+    if any(x in t.ancestors(y) or y in t.ancestors(x) for x in a.exact for y in b.exact):
+        return None  # related beyond MAX_DEPTH: not evidence of distinctness either
+    return min(a.exact), min(b.exact)
