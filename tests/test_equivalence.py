@@ -130,10 +130,13 @@ def test_negatives(a: str, b: str) -> None:
 
 def test_name_forms() -> None:
     assert name_forms("acute kidney injury (AKI)") == ("acute kidney injury", "aki")
-    assert name_forms("vascular insufficiency (atherosclerosis, arteriosclerosis)")[1:] == (
-        "atherosclerosis",
-        "arteriosclerosis",
+    # issue 13: a bracketed list of causes is not an alias; an alias whose inventory sense contradicts the
+    # name is not expanded ("ASD" of autism is not atrial septal defect)
+    assert name_forms("vascular insufficiency (atherosclerosis, arteriosclerosis)") == (
+        "vascular insufficiency",
     )
+    assert name_forms("Autism Spectrum Disorder (ASD)") == ("autism spectrum disorder", "asd")
+    assert not equivalent("Autism Spectrum Disorder (ASD)", "Atrial Septal Defect (ASD)").equivalent
     assert name_forms("Type II diabetes")[0] == "type 2 diabetes"
 
 

@@ -26,7 +26,7 @@ state that other diseases produce (``_MECHANISM_HEADS``: insufficiency, obstruct
 effect, dehydration, ...): "vascular insufficiency (atherosclerosis, arteriosclerosis)" is vascular
 insufficiency *caused by* atherosclerosis, not another name for it. Under a category head (infection,
 cancer, disorder, heart block ...) the list names subtypes. Proposed rule for ``diagnosis_vocab.name_forms``:
-treat an end parenthetical as an alias only when ``_paren_role`` says "alias".
+treat an end parenthetical as an alias only when ``paren_role`` says "alias" (it does).
 
 Names where "with" / "and" / "or" belong to the disease name are protected (``_FIXED``: "hand, foot and
 mouth disease", "dementia with Lewy bodies", "drug rash with eosinophilia and systemic symptoms" ...), and
@@ -45,7 +45,7 @@ from functools import lru_cache
 
 from clineval.text.diagnosis_vocab import clean_name
 
-__all__ = ["LINKS", "Composition", "Link", "components"]
+__all__ = ["LINKS", "Composition", "Link", "components", "paren_role"]
 
 _LATERALITY = re.compile(r"\b(?:left|right|bilateral|unilateral)(?:[- ]sided)?\s+", re.I)
 _END_PAREN = re.compile(r"\s*\(([^()]*)\)\s*$")
@@ -216,7 +216,7 @@ LINKS: tuple[Link, ...] = (
 )
 
 
-def _paren_role(head: str, inner: str) -> str:
+def paren_role(head: str, inner: str) -> str:
     """Role of an end parenthetical: alias, example, cause or note (see the module docstring)."""
     text = inner.strip()
     if not text:
@@ -272,7 +272,7 @@ def components(name: str) -> Composition:
     if end is not None and end.start() > 0:
         text = text[: end.start()]
         head = re.sub(r"\([^()]*\)", " ", text).strip()
-        role = _paren_role(head, end.group(1))
+        role = paren_role(head, end.group(1))
         items = _split_list(end.group(1)) if role != "note" else (_clean(end.group(1)),)
         comp = replace(
             comp,

@@ -6,8 +6,10 @@ Names: ``name_forms(name)`` gives the normalised forms a name is known by (``nam
    Torsion-The Patient'S Presentation ...": text after ": ", " - " or a dash before The/This/While/...);
    a leading hedge is dropped ("Possible NSTEMI", "suspected", "probable", "likely", "presumed");
 2. the main form: the name without parentheticals ("acute kidney injury (AKI)" -> "acute kidney injury");
-3. a parenthetical at the END of the name is an alias of the whole ("AKI"; "(atherosclerosis,
-   arteriosclerosis)" gives two); one in the middle is only dropped;
+3. a parenthetical at the END of the name is an alias of the whole ("AKI", "(frozen shoulder)") when
+   ``clineval.text.compositional`` reads it as one: a list of causes ("vascular insufficiency
+   (atherosclerosis, arteriosclerosis)") or of examples is not an alias; one in the middle is only
+   dropped; an alias is not abbreviation-expanded ("Autism spectrum disorder (ASD)" is no septal defect);
 4. alternatives written with "/" ("Bronchospasm / acute asthma exacerbation") are forms each;
 5. each form also with the packaged clinical abbreviations expanded (``clineval.text.abbreviations``).
 
@@ -25,6 +27,8 @@ Vocabulary files (YAML, see ``docs/diagnosis_vocabulary.md``)::
       - [acute kidney injury, AKI, acute renal failure]
     hierarchy:                               # parent: [children]; a child is a subtype of its parent
       acute kidney injury: [contrast-induced nephropathy, acute tubular necrosis]
+    distinct:                                # pairs never equivalent, whatever the ontology says
+      - [pre-eclampsia, eclampsia]
     ambiguous:                               # abbreviation: [senses]; resolved by the other names only
       MS: [multiple sclerosis, mitral stenosis]
 
@@ -92,16 +96,19 @@ def clean_name(text: str) -> str:
 @lru_cache(maxsize=32768)
 def name_forms(text: str) -> tuple[str, ...]:
     """The distinct normalised forms of a name, the main form first ("" when the name has none)."""
+    from clineval.text.compositional import paren_role  # here: compositional imports this module
+
     cleaned = clean_name(text)
     main = _PAREN.sub(" ", cleaned)
     raw = [main]
-    end = _END_PAREN.search(cleaned)
-    if end is not None:
-        raw += re.split(r"[,;]", end.group(1))
     if "/" in main:
         raw += main.split("/")
+    end = _END_PAREN.search(cleaned)
+    aliases = (
+        [] if end is None or paren_role(main, end.group(1)) != "alias" else re.split(r"[,;]", end.group(1))
+    )
     forms: list[str] = []
-    for item in raw:
+    for item in raw + aliases:
         key = name_key(item)
         if key and key not in forms:
             forms.append(key)
@@ -109,10 +116,15 @@ def name_forms(text: str) -> tuple[str, ...]:
         stateless = state_free(key)
         if stateless is not None and stateless not in forms:
             forms.append(stateless)
+    alias_keys = {name_key(a) for a in aliases} - {forms[0]} if forms else set()
+    main_words = set(forms[0].split()) if forms else set()
     for key in list(forms):
         expanded = expand_tokens(key.split())
-        if expanded is not None and (joined := " ".join(expanded)) not in forms:
-            forms.append(joined)
+        if expanded is None or (joined := " ".join(expanded)) in forms:
+            continue
+        if key in alias_keys and len(main_words) > 1 and not main_words & set(expanded):
+            continue  # the inventory sense contradicts the name: "Autism ... (ASD)" is no septal defect
+        forms.append(joined)
     return tuple(forms) if forms else ("",)
 
 
@@ -141,6 +153,7 @@ class DiagnosisVocabulary:
     edge_count: int
     ambiguous: dict[str, tuple[str, ...]] = field(default_factory=dict)  # abbreviation key -> sense keys
     use_terminology: bool = True  # consult the Disease Ontology layer (clineval.text.terminology)
+    distinct: dict[str, frozenset[str]] = field(default_factory=dict)  # curated: never equivalent
     cache: dict[str, object] = field(default_factory=dict, repr=False, compare=False)
 
     def group_of(self, key: str) -> int | None:
@@ -184,16 +197,19 @@ def _sequence(node: yaml.Node, origin: str, what: str) -> list[yaml.Node]:
     return list(node.value)
 
 
-Parsed = tuple[str, list[list[_Node]], list[tuple[_Node, _Node]], dict[str, list[_Node]]]
+Parsed = tuple[
+    str, list[list[_Node]], list[tuple[_Node, _Node]], dict[str, list[_Node]], list[tuple[_Node, _Node]]
+]
 
 
 def parse_vocabulary_file(text: str, origin: str) -> Parsed:
-    """(version, groups, edges (parent, child), ambiguous abbreviations (abbreviation -> senses)) of one
-    vocabulary file's text; errors name file and line."""
+    """(version, groups, edges (parent, child), ambiguous abbreviations (abbreviation -> senses), distinct
+    pairs) of one vocabulary file's text; errors name file and line."""
     root = _compose(text, origin)
     ambiguous: dict[str, list[_Node]] = {}
+    distinct: list[tuple[_Node, _Node]] = []
     if root is None:
-        return "0", [], [], ambiguous
+        return "0", [], [], ambiguous, distinct
     if not isinstance(root, yaml.MappingNode):
         raise DataFileError("expected a mapping with 'version', 'groups', 'hierarchy'", path=origin, line=1)
     version, groups, edges = "0", [], []
@@ -221,6 +237,16 @@ def parse_vocabulary_file(text: str, origin: str) -> Parsed:
                 edges += [
                     (parent, _scalar(c, origin, "a child")) for c in _sequence(children, origin, "children")
                 ]
+        elif key == "distinct":
+            for item in _sequence(value, origin, "distinct"):
+                pair = [
+                    _scalar(m, origin, "a distinct name") for m in _sequence(item, origin, "a distinct pair")
+                ]
+                if len(pair) != 2:
+                    raise DataFileError(
+                        "a distinct pair has two names", path=origin, line=item.start_mark.line + 1
+                    )
+                distinct.append((pair[0], pair[1]))
         elif key == "ambiguous":
             if not isinstance(value, yaml.MappingNode):
                 raise DataFileError(
@@ -238,9 +264,9 @@ def parse_vocabulary_file(text: str, origin: str) -> Parsed:
                 f"unknown key {key!r}",
                 path=origin,
                 line=key_node.start_mark.line + 1,
-                hint="expected version, groups, hierarchy, ambiguous, note",
+                hint="expected version, groups, hierarchy, distinct, ambiguous, note",
             )
-    return version, groups, edges, ambiguous
+    return version, groups, edges, ambiguous, distinct
 
 
 def _packaged_bytes(name: str) -> bytes:
@@ -271,12 +297,17 @@ def _build(sources: list[tuple[str, bytes]]) -> DiagnosisVocabulary:
 
     versions, files, edges = [], [], []
     ambiguous: dict[str, tuple[str, ...]] = {}
+    distinct: dict[str, set[str]] = {}
     for origin, data in sources:
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise DataFileError(f"not UTF-8: {exc}", path=origin) from exc
-        version, file_groups, file_edges, file_ambiguous = parse_vocabulary_file(text, origin)
+        version, file_groups, file_edges, file_ambiguous, file_distinct = parse_vocabulary_file(text, origin)
+        for x, y in file_distinct:
+            kx, ky = name_key(x.text), name_key(y.text)
+            distinct.setdefault(kx, set()).add(ky)
+            distinct.setdefault(ky, set()).add(kx)
         for abbr, senses in file_ambiguous.items():
             ambiguous[name_key(abbr)] = tuple(name_key(x.text) for x in senses)
         versions.append(f"{Path(origin).name} {version}")
@@ -347,6 +378,7 @@ def _build(sources: list[tuple[str, bytes]]) -> DiagnosisVocabulary:
         ancestors=ancestors,
         edge_count=len(edges),
         ambiguous=ambiguous,
+        distinct={k: frozenset(v) for k, v in distinct.items()},
     )
 
 

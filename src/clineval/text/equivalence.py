@@ -373,7 +373,13 @@ def _parts(name: str) -> tuple[tuple[str, str], ...]:
 def _compare(a: _Resolved, b: _Resolved, vocab: DiagnosisVocabulary, allow_hierarchy: bool) -> Equivalence:
     if not a.forms or not b.forms:
         return Equivalence(False, None, 0.0, "an empty name matches nothing")
-    found = _exact(a, b) or _curated(a, b, vocab, allow_hierarchy) or _ontology(a, b, allow_hierarchy)
+    found = _exact(a, b)
+    if found is not None:
+        return found
+    for form in a.forms:  # a curated decision that the two are different diseases wins over any tier below
+        if vocab.distinct.get(form, frozenset()) & b.forms:
+            return Equivalence(False, None, 0.0, f"curated as distinct diseases: {a.main!r} vs {b.main!r}")
+    found = _curated(a, b, vocab, allow_hierarchy) or _ontology(a, b, allow_hierarchy)
     if found is not None:
         return found
     if allow_hierarchy and (component := _components(a, b, vocab)) is not None:

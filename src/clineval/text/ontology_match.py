@@ -41,6 +41,13 @@ def _label_key(term: Terminology, cid: str) -> str:
     return name_key(term.label(cid))
 
 
+def _abbreviation(term: Terminology, key: str, cid: str) -> bool:
+    """A two-letter upper-case name ("AS", "MS", "PE"): ambiguous out of context, not used as evidence
+    (longer ones, "SIADH", "AIDS", "ALL", name one disease in practice)."""
+    display = term.name_source(key, cid).display
+    return len(display) <= 2 and display.isupper()
+
+
 def concepts_of(forms: Iterable[str], term: Terminology | None = None) -> Concepts:
     """The concepts of a name's normalised forms (LABEL/EXACT), ambiguity resolved by label."""
     t = term or terminology()
@@ -48,7 +55,7 @@ def concepts_of(forms: Iterable[str], term: Terminology | None = None) -> Concep
     narrow: list[tuple[str, str]] = []
     evidence: list[tuple[str, str]] = []
     for key in forms:
-        ids = t.concepts(key)
+        ids = tuple(c for c in t.concepts(key) if not _abbreviation(t, key, c))
         if len(ids) > 1:
             ids = tuple(c for c in ids if _label_key(t, c) == key)
             ids = ids if len(ids) == 1 else ()
