@@ -48,7 +48,7 @@ from typing import Literal, TypeAlias
 from clineval.text import ontology_match
 from clineval.text.abbreviations import expand_tokens
 from clineval.text.compositional import components
-from clineval.text.diagnosis_vocab import DiagnosisVocabulary, load_vocabulary, name_forms
+from clineval.text.diagnosis_vocab import DiagnosisVocabulary, load_vocabulary, name_forms, name_key
 from clineval.text.ontology_match import NONE as NO_CONCEPTS
 from clineval.text.ontology_match import Concepts, concepts_of
 from clineval.text.stemming import stem
@@ -179,13 +179,24 @@ class _Resolved:
     name: str
 
 
+def _fits(form: str, group: int, main: str, vocab: DiagnosisVocabulary) -> bool:
+    """A one-word alias ("ASD") joins a group only if the group shares a word with the name's main form
+    ("Autism spectrum disorder (ASD)" is not in the atrial septal defect group)."""
+    words = set(main.split())
+    if form == main or len(words) < 2 or len(form.split()) > 1:
+        return True
+    return any(words & set(name_key(m).split()) for m in vocab.groups[group])
+
+
 def _resolve(name: str, vocab: DiagnosisVocabulary) -> _Resolved:
     found = vocab.cache.get(name)
     if found is None:
         if len(vocab.cache) >= _CACHE_LIMIT:
             vocab.cache.clear()
         forms = name_forms(name)
-        groups = frozenset(g for f in forms if (g := vocab.group_of(f)) is not None)
+        groups = frozenset(
+            g for f in forms if (g := vocab.group_of(f)) is not None and _fits(f, g, forms[0], vocab)
+        )
         nodes = tuple(n for f in forms if (n := vocab.node_of(f)) in vocab.ancestors)
         concepts = concepts_of(forms) if vocab.use_terminology else NO_CONCEPTS
         found = vocab.cache[name] = _Resolved(
