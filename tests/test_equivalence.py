@@ -217,3 +217,58 @@ def test_packaged_data_has_no_overmerge() -> None:
         ("Crohn disease", "ulcerative colitis"),
     ]:
         assert equivalent(a, b, vocab=vocab).tier not in ("exact", "synonym")
+
+
+# Issue 13: pairs any clinician matches at a glance, look-alikes that must stay apart, subtypes at hierarchy.
+@pytest.mark.parametrize(
+    ("a", "b", "tier"),
+    [
+        ("Cerebrovascular accident", "stroke", "synonym"),
+        ("Kidney stone", "nephrolithiasis", "synonym"),  # Disease Ontology 2016 EXACT 'kidney stones'
+        ("CHF exacerbation", "congestive heart failure", "exact"),  # a state word
+        ("Rhabdo", "rhabdomyolysis", "synonym"),
+        ("Lou Gehrig disease", "ALS", "synonym"),
+        ("strep throat", "streptococcal pharyngitis", "synonym"),
+        ("IgA vasculitis", "Henoch-Schonlein purpura", "synonym"),
+        ("NAFLD", "nonalcoholic fatty liver disease", "synonym"),
+        ("pre-eclampsia", "preeclampsia", "exact"),
+        ("Haemorrhagic stroke", "hemorrhagic stroke", "exact"),
+        ("German measles", "measles", None),
+        ("pre-eclampsia", "eclampsia", None),  # curated distinct (the ontology says is_a)
+        ("diabetes insipidus", "diabetes mellitus", None),
+        ("Heat stroke", "stroke", None),
+        ("simple obesity", "hypothalamic obesity", None),
+        ("lung cancer", "small cell lung cancer", "hierarchy"),
+        ("Hypoglycemia due to insulinoma", "insulinoma", "hierarchy"),  # a component
+        ("Left pneumothorax with hemothorax", "hemothorax", "hierarchy"),
+        (
+            "Rh or ABO incompatibility",
+            "Hemolytic disease of the newborn due to ABO incompatibility",
+            "hierarchy",
+        ),
+        ("acute bronchitis", "chronic bronchitis", None),  # both EXACT of one DO concept: course conflicts
+    ],
+)
+def test_issue_13_pairs(a: str, b: str, tier: str | None) -> None:
+    result = equivalent(a, b)
+    assert (result.equivalent, result.tier) == (tier is not None, tier), result.explanation
+    assert equivalent(b, a).tier == tier  # symmetric
+
+
+def test_ontology_explanation_names_concept_and_source() -> None:
+    result = equivalent("kidney stones", "nephrolithiasis")
+    assert result.explanation == (
+        "DOID:585 nephrolithiasis, EXACT synonym 'kidney stones', Disease Ontology 2016; "
+        "DOID:585 nephrolithiasis, label 'nephrolithiasis', Disease Ontology 2026"
+    )
+
+
+def test_user_distinct_pairs_override(tmp_path: Path) -> None:
+    user = tmp_path / "mine.yaml"
+    user.write_text("version: 1\ndistinct:\n  - [kidney stone, nephrolithiasis]\n")
+    vocab = load_vocabulary(extra_synonyms=user)
+    assert not equivalent("kidney stone", "nephrolithiasis", vocab=vocab).equivalent
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("version: 1\ndistinct:\n  - [a, b, c]\n")
+    with pytest.raises(DataFileError, match="two names"):
+        load_vocabulary(extra_synonyms=bad)

@@ -52,7 +52,7 @@ from clineval.scoring.ddx_classes import (
     judged_match,
     unresolved_pairs,
 )
-from clineval.text.equivalence import best_match
+from clineval.text.equivalence import best_match, synonyms_of
 from clineval.text.matching import explain_match, normalize_for_match
 
 DEFAULT_TM_SM_PHASES = ("symptom_management", "triage")
@@ -159,7 +159,7 @@ def classify_differential(
     turns = list(transcript or ())
     if open_gt and turns:
         passages = [Passage(t.text, t.round, t.phase, t.agent) for t in turns]
-        mentions = ruled_out_mentions([gts[i] for i in open_gt], passages)
+        mentions = ruled_out_mentions([gts[i] for i in open_gt], passages, names_for=synonyms_of)
     else:
         mentions = {}
     phase_turns = [t for t in turns if t.phase in tm_sm_phases]

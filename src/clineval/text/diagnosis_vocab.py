@@ -29,8 +29,6 @@ Vocabulary files (YAML, see ``docs/diagnosis_vocabulary.md``)::
       acute kidney injury: [contrast-induced nephropathy, acute tubular necrosis]
     distinct:                                # pairs never equivalent, whatever the ontology says
       - [pre-eclampsia, eclampsia]
-    ambiguous:                               # abbreviation: [senses]; resolved by the other names only
-      MS: [multiple sclerosis, mitral stenosis]
 
 A name in a hierarchy that is also a member of a group stands for the whole group. A member listed in two
 groups of one file, an edge inside one group, or a cycle is an error (``DataFileError`` with file and line).
@@ -151,7 +149,6 @@ class DiagnosisVocabulary:
     group_index: dict[str, int]
     ancestors: dict[str, dict[str, int]]
     edge_count: int
-    ambiguous: dict[str, tuple[str, ...]] = field(default_factory=dict)  # abbreviation key -> sense keys
     use_terminology: bool = True  # consult the Disease Ontology layer (clineval.text.terminology)
     distinct: dict[str, frozenset[str]] = field(default_factory=dict)  # curated: never equivalent
     cache: dict[str, object] = field(default_factory=dict, repr=False, compare=False)
@@ -197,19 +194,16 @@ def _sequence(node: yaml.Node, origin: str, what: str) -> list[yaml.Node]:
     return list(node.value)
 
 
-Parsed = tuple[
-    str, list[list[_Node]], list[tuple[_Node, _Node]], dict[str, list[_Node]], list[tuple[_Node, _Node]]
-]
+Parsed = tuple[str, list[list[_Node]], list[tuple[_Node, _Node]], list[tuple[_Node, _Node]]]
 
 
 def parse_vocabulary_file(text: str, origin: str) -> Parsed:
-    """(version, groups, edges (parent, child), ambiguous abbreviations (abbreviation -> senses), distinct
-    pairs) of one vocabulary file's text; errors name file and line."""
+    """(version, groups, edges (parent, child), distinct pairs) of one vocabulary file's text; errors name
+    file and line."""
     root = _compose(text, origin)
-    ambiguous: dict[str, list[_Node]] = {}
     distinct: list[tuple[_Node, _Node]] = []
     if root is None:
-        return "0", [], [], ambiguous, distinct
+        return "0", [], [], distinct
     if not isinstance(root, yaml.MappingNode):
         raise DataFileError("expected a mapping with 'version', 'groups', 'hierarchy'", path=origin, line=1)
     version, groups, edges = "0", [], []
@@ -247,26 +241,14 @@ def parse_vocabulary_file(text: str, origin: str) -> Parsed:
                         "a distinct pair has two names", path=origin, line=item.start_mark.line + 1
                     )
                 distinct.append((pair[0], pair[1]))
-        elif key == "ambiguous":
-            if not isinstance(value, yaml.MappingNode):
-                raise DataFileError(
-                    "ambiguous must map an abbreviation to its senses",
-                    path=origin,
-                    line=value.start_mark.line + 1,
-                )
-            for abbr_node, senses in value.value:
-                abbr = _scalar(abbr_node, origin, "an abbreviation")
-                ambiguous[abbr.text] = [
-                    _scalar(x, origin, "a sense") for x in _sequence(senses, origin, "senses")
-                ]
         elif key != "note":
             raise DataFileError(
                 f"unknown key {key!r}",
                 path=origin,
                 line=key_node.start_mark.line + 1,
-                hint="expected version, groups, hierarchy, distinct, ambiguous, note",
+                hint="expected version, groups, hierarchy, distinct, note",
             )
-    return version, groups, edges, ambiguous, distinct
+    return version, groups, edges, distinct
 
 
 def _packaged_bytes(name: str) -> bytes:
@@ -296,20 +278,17 @@ def _build(sources: list[tuple[str, bytes]]) -> DiagnosisVocabulary:
         return key
 
     versions, files, edges = [], [], []
-    ambiguous: dict[str, tuple[str, ...]] = {}
     distinct: dict[str, set[str]] = {}
     for origin, data in sources:
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise DataFileError(f"not UTF-8: {exc}", path=origin) from exc
-        version, file_groups, file_edges, file_ambiguous, file_distinct = parse_vocabulary_file(text, origin)
+        version, file_groups, file_edges, file_distinct = parse_vocabulary_file(text, origin)
         for x, y in file_distinct:
             kx, ky = name_key(x.text), name_key(y.text)
             distinct.setdefault(kx, set()).add(ky)
             distinct.setdefault(ky, set()).add(kx)
-        for abbr, senses in file_ambiguous.items():
-            ambiguous[name_key(abbr)] = tuple(name_key(x.text) for x in senses)
         versions.append(f"{Path(origin).name} {version}")
         files.append((origin, version, hashlib.sha256(data).hexdigest()))
         seen_here: dict[str, int] = {}
@@ -377,7 +356,6 @@ def _build(sources: list[tuple[str, bytes]]) -> DiagnosisVocabulary:
         group_index=group_index,
         ancestors=ancestors,
         edge_count=len(edges),
-        ambiguous=ambiguous,
         distinct={k: frozenset(v) for k, v in distinct.items()},
     )
 

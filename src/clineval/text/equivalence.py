@@ -254,9 +254,12 @@ def _overlap(a: NameFeatures, b: NameFeatures) -> _Overlap:
         return _Overlap(0.0, course)
     if a.head != b.head:
         return _Overlap(0.0, f"head nouns differ: {a.head!r} vs {b.head!r}")
-    core_a, core_b = a.specific - _SAME_QUALIFIERS, b.specific - _SAME_QUALIFIERS
-    if not (core_a <= core_b or core_b <= core_a):
-        return _Overlap(0.0, f"both add words: {sorted(core_a ^ core_b)}")
+    only_a, only_b = a.specific - b.specific, b.specific - a.specific
+    narrows_a = (only_a - _SAME_QUALIFIERS) | (a.discriminators - b.discriminators - _LATERAL)
+    narrows_b = (only_b - _SAME_QUALIFIERS) | (b.discriminators - a.discriminators - _LATERAL)
+    if (narrows_a and narrows_b) or (only_a and only_b and (narrows_a or narrows_b)):
+        # siblings: "simple" vs "hypothalamic obesity", "autoimmune hepatitis" vs "hepatitis B or C"
+        return _Overlap(0.0, f"both add words: {sorted(only_a ^ only_b)}")
     if a.generic and b.generic and _generic_class(a.generic) != _generic_class(b.generic):
         return _Overlap(0.0, f"{'/'.join(sorted(a.generic))} vs {'/'.join(sorted(b.generic))}")
     blocked = (a.specific ^ b.specific) & _OTHER_DISEASE
@@ -448,3 +451,16 @@ def best_match(
     if best is None or best_eq is None:
         return None, Equivalence(False, None, 0.0, f"none of {len(candidates)} candidates is equivalent")
     return best[2], best_eq
+
+
+def synonyms_of(name: str, *, vocab: DiagnosisVocabulary | None = None) -> tuple[str, ...]:
+    """Other names of the same diagnosis: its curated synonym group and the LABEL/EXACT names of its
+    Disease Ontology concept (for finding a diagnosis in free text by any of its names)."""
+    v = load_vocabulary() if vocab is None else vocab
+    r = _resolve(name, v)
+    found = [m for g in sorted(r.groups) for m in v.groups[g]]
+    if v.use_terminology and not r.groups:  # a curated group is the whole decision when there is one
+        term = ontology_match.terminology()
+        found += [n for cid in sorted(r.concepts.exact) for n in term.names(cid)]
+    keys = set(r.forms)
+    return tuple(dict.fromkeys(n for n in found if name_key(n) not in keys))

@@ -15,6 +15,7 @@ API (keys are ``clineval.text.diagnosis_vocab.name_key`` of a name; ids are curr
     term.parents(cid)          -> ("DOID:557",)
     term.ancestors(cid)        -> {"DOID:557": 1, ...} every ancestor, depth 1 = parent, the shortest path
     term.name_source(key, cid) -> NameSource(display, scope, release, licence); .explain() for a reason text
+    term.names(cid)            -> the LABEL and EXACT names of a concept, as written
     term.version, term.sha256  -> provenance of the artefact
 
 Scope policy (the caller's, documented here): LABEL and EXACT names are synonyms of the concept; a NARROW
@@ -114,6 +115,13 @@ class Terminology:
                     next_frontier.extend(self.parents(parent))
             frontier, depth = next_frontier, depth + 1
         return depths
+
+    def names(self, cid: str) -> tuple[str, ...]:
+        """The LABEL and EXACT names of a concept, as written (its synonyms, for text search)."""
+        exact = {i for i, name in enumerate(self._header["scopes"]) if name in ("LABEL", "EXACT")}
+        return tuple(
+            display or key for key, scope_i, _, display in self._names.get(cid, ()) if int(scope_i) in exact
+        )
 
     def name_source(self, key: str, cid: str) -> NameSource:
         """The stored name of ``cid`` with this key (KeyError when the concept has none)."""
