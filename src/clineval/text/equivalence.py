@@ -330,6 +330,9 @@ def _known(r: _Resolved) -> bool:
 def _ontology(a: _Resolved, b: _Resolved, allow_hierarchy: bool) -> Equivalence | None:
     """Disease Ontology synonymy, then is_a; unless the curated layer knows both names and does not
     relate them (its decision stands: it encodes what the ontology gets wrong) or their words conflict."""
+    ca, cb = a.concepts, b.concepts
+    if not (ca.exact or ca.narrow_evidence) or not (cb.exact or cb.narrow_evidence):
+        return None  # most pairs: a name the ontology does not know
     if (_known(a) and _known(b)) or _conflict(a.features, b.features):
         return None
     found = ontology_match.shared(a.concepts, b.concepts)
@@ -353,6 +356,8 @@ def _ontology(a: _Resolved, b: _Resolved, allow_hierarchy: bool) -> Equivalence 
 def _components(a: _Resolved, b: _Resolved, vocab: DiagnosisVocabulary) -> Equivalence | None:
     """One name is a compositional name ("X due to Y", "X with Y", "A or B") and a component of it is
     the other name: a narrower statement of it (hierarchy tier)."""
+    if not _parts(a.name) and not _parts(b.name):
+        return None
     for x, y in ((a, b), (b, a)):
         # the other name whole, or one of its alternatives ("Rh or ABO incompatibility")
         targets = [("", y)] + [
