@@ -67,6 +67,13 @@ CONFIDENCE = {
 }
 ONTOLOGY = "Disease Ontology"
 _OR = re.compile(r"\s+or\s+", re.IGNORECASE)
+# Any word a compositional link starts with (clineval.text.compositional.LINKS), "/" or "(": a cheap
+# pre-check; a name without one is never split.
+_MAY_COMPOSE = re.compile(
+    r"[/(]|\b(?:due|secondary|caused|induced|resulting|attributable|related|from|with|and|or|such|like|"
+    r"including|e\.g|left|right|bilateral|unilateral|associated|mediated|sided)\b",
+    re.IGNORECASE,
+)
 OVERLAP_BASE, OVERLAP_SLOPE, OVERLAP_MIN_JACCARD, OVERLAP_MIN_SUBTYPE_JACCARD = 0.55, 0.35, 0.5, 0.3
 
 _LATERAL = frozenset({"left", "right", "bilateral", "unilateral"})
@@ -177,6 +184,8 @@ class _Resolved:
     features: NameFeatures
     concepts: Concepts
     name: str
+    parts: tuple[tuple[str, str], ...]  # (role, component) of a compositional name
+    signature: frozenset[str] = frozenset()  # what any tier could share with another name (_signature)
 
 
 def _fits(form: str, group: int, main: str, vocab: DiagnosisVocabulary) -> bool:
@@ -199,11 +208,36 @@ def _resolve(name: str, vocab: DiagnosisVocabulary) -> _Resolved:
         )
         nodes = tuple(n for f in forms if (n := vocab.node_of(f)) in vocab.ancestors)
         concepts = concepts_of(forms) if vocab.use_terminology else NO_CONCEPTS
-        found = vocab.cache[name] = _Resolved(
-            frozenset(forms) - {""}, forms[0], groups, nodes, analyse(name), concepts, name
+        resolved = _Resolved(
+            frozenset(forms) - {""}, forms[0], groups, nodes, analyse(name), concepts, name, _parts(name)
         )
+        object.__setattr__(resolved, "signature", _signature(resolved, vocab))  # once, before it is shared
+        found = vocab.cache[name] = resolved
     assert isinstance(found, _Resolved)
     return found
+
+
+def _own_signature(r: _Resolved, vocab: DiagnosisVocabulary) -> set[str]:
+    sig = set(r.forms) | {f"g{g}" for g in r.groups} | {f"n{n}" for n in r.nodes}
+    sig |= {f"n{up}" for n in r.nodes for up in vocab.ancestors.get(n, ())}
+    c = r.concepts
+    sig |= {f"c{x}" for x in c.exact} | {f"c{x}" for _, x in c.narrow_evidence}
+    if c.exact:
+        term = ontology_match.terminology()
+        sig |= {
+            f"c{up}" for x in c.exact for up, d in term.ancestors(x).items() if d <= ontology_match.MAX_DEPTH
+        }
+    return sig
+
+
+def _signature(r: _Resolved, vocab: DiagnosisVocabulary) -> frozenset[str]:
+    """Every token through which some tier could relate this name to another: its forms, curated groups
+    and nodes (with ancestors), ontology concepts (with ancestors), head noun, and the same of its
+    components. Two names with disjoint signatures are not equivalent by any tier: most pairs stop here."""
+    sig = _own_signature(r, vocab) | {f"h{r.features.head}"}
+    for _, part in r.parts:
+        sig |= _own_signature(_resolve(part, vocab), vocab)
+    return frozenset(sig)
 
 
 def _hierarchy(a: _Resolved, b: _Resolved, vocab: DiagnosisVocabulary) -> tuple[str, str, int] | None:
@@ -249,9 +283,9 @@ def _overlap(a: NameFeatures, b: NameFeatures) -> _Overlap:
     compatible, narrowing, why = _discriminators(a, b)
     if not compatible:
         return _Overlap(0.0, why)
-    course = _conflict(a, b)
-    if course:
-        return _Overlap(0.0, course)
+    ca, cb = a.specific & _COURSE, b.specific & _COURSE
+    if ca and cb and ca != cb:
+        return _Overlap(0.0, f"course differs: {sorted(ca)} vs {sorted(cb)}")
     if a.head != b.head:
         return _Overlap(0.0, f"head nouns differ: {a.head!r} vs {b.head!r}")
     only_a, only_b = a.specific - b.specific, b.specific - a.specific
@@ -356,14 +390,14 @@ def _ontology(a: _Resolved, b: _Resolved, allow_hierarchy: bool) -> Equivalence 
 def _components(a: _Resolved, b: _Resolved, vocab: DiagnosisVocabulary) -> Equivalence | None:
     """One name is a compositional name ("X due to Y", "X with Y", "A or B") and a component of it is
     the other name: a narrower statement of it (hierarchy tier)."""
-    if not _parts(a.name) and not _parts(b.name):
+    if not a.parts and not b.parts:
         return None
     for x, y in ((a, b), (b, a)):
         # the other name whole, or one of its alternatives ("Rh or ABO incompatibility")
         targets = [("", y)] + [
-            (f" ({r} {q!r})", _resolve(q, vocab)) for r, q in _parts(y.name) if r == "alternative"
+            (f" ({r} {q!r})", _resolve(q, vocab)) for r, q in y.parts if r == "alternative"
         ]
-        for role, part in _parts(x.name):
+        for role, part in x.parts:
             p = _resolve(part, vocab)
             for where, t in targets:
                 if _conflict(p.features, t.features):
@@ -378,6 +412,8 @@ def _components(a: _Resolved, b: _Resolved, vocab: DiagnosisVocabulary) -> Equiv
 @lru_cache(maxsize=32768)
 def _parts(name: str) -> tuple[tuple[str, str], ...]:
     """(role, component) of a compositional name, one level of nesting followed; () for a simple name."""
+    if not _MAY_COMPOSE.search(name):  # most names: no link word, nothing to parse
+        return ()
     comp = components(name)
     if not comp.patterns or comp.patterns == ("laterality",):
         return ()
@@ -392,10 +428,12 @@ def _parts(name: str) -> tuple[tuple[str, str], ...]:
 def _compare(a: _Resolved, b: _Resolved, vocab: DiagnosisVocabulary, allow_hierarchy: bool) -> Equivalence:
     if not a.forms or not b.forms:
         return Equivalence(False, None, 0.0, "an empty name matches nothing")
+    if not a.signature & b.signature:
+        return Equivalence(False, None, 0.0, "no tier matched (no shared name, group, concept or head noun)")
     found = _exact(a, b)
     if found is not None:
         return found
-    for form in a.forms:  # a curated decision that the two are different diseases wins over any tier below
+    for form in a.forms if vocab.distinct else ():  # a curated "different" wins over every tier below
         if vocab.distinct.get(form, frozenset()) & b.forms:
             return Equivalence(False, None, 0.0, f"curated as distinct diseases: {a.main!r} vs {b.main!r}")
     found = _curated(a, b, vocab, allow_hierarchy) or _ontology(a, b, allow_hierarchy)
@@ -403,7 +441,7 @@ def _compare(a: _Resolved, b: _Resolved, vocab: DiagnosisVocabulary, allow_hiera
         return found
     if allow_hierarchy and (component := _components(a, b, vocab)) is not None:
         return component
-    apart = ontology_match.distinct(a.concepts, b.concepts) if not (a.groups & b.groups) else None
+    apart = ontology_match.distinct(a.concepts, b.concepts) if a.concepts.exact and b.concepts.exact else None
     if apart is not None:  # two Disease Ontology concepts, neither is_a the other: never merged by words
         term = ontology_match.terminology()
         ca, cb = apart

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 # (pattern on one token, replacement): British -> American, anchored to the word part that differs
 _SPELLING_RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
@@ -78,6 +79,7 @@ _UNCOUNTABLE = frozenset(
 _PLURAL_ENDINGS_KEPT = ("ss", "us", "is", "os", "ics", "eas")
 
 
+@lru_cache(maxsize=65536)
 def singular(token: str) -> str:
     """A plural noun made singular ("stones" -> "stone", "allergies" -> "allergy", "crises" -> "crisis",
     "arrhythmias" -> "arrhythmia"); names that end in s (measles, diabetes, herpes, sepsis...) are kept."""
@@ -94,6 +96,7 @@ def singular(token: str) -> str:
     return token[:-1] if token.endswith("s") else token
 
 
+@lru_cache(maxsize=65536)  # 19 patterns per token; a vocabulary has few distinct tokens
 def american(token: str) -> str:
     """One token with its British spelling made American (the rules above)."""
     for pattern, replacement in _SPELLING_RULES:
