@@ -20,7 +20,7 @@ from pathlib import Path
 from clineval.text.diagnosis_vocab import load_vocabulary, name_forms
 from clineval.text.equivalence import _parts, analyse, best_match, equivalent
 from clineval.text.name_normalisation import american, singular
-from clineval.text.ontology_match import terminology
+from clineval.text.ontology_match import spelling_fix, terminology
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
@@ -33,6 +33,7 @@ def _cases(data: Path) -> list[list[str]]:
 def _clear() -> None:
     _parts.cache_clear()
     american.cache_clear()
+    spelling_fix.cache_clear()
     singular.cache_clear()
     name_forms.cache_clear()
     analyse.cache_clear()
@@ -51,7 +52,8 @@ def main() -> None:
 
     start = time.perf_counter()
     terminology()  # issue 13 measures "cold" with the terminology loaded; its load is its own row
-    rows.append(("load the Disease Ontology artefact (once per process)", 0, time.perf_counter() - start))
+    spelling_fix("warmupword")  # and the word index built from it (typo candidates)
+    rows.append(("load the Disease Ontology + its word index (once)", 0, time.perf_counter() - start))
     _clear()
     start = time.perf_counter()
     for a, b in pairs:

@@ -272,3 +272,25 @@ def test_user_distinct_pairs_override(tmp_path: Path) -> None:
     bad.write_text("version: 1\ndistinct:\n  - [a, b, c]\n")
     with pytest.raises(DataFileError, match="two names"):
         load_vocabulary(extra_synonyms=bad)
+
+
+def test_misspelt_ontology_word_is_corrected_known_words_never_are() -> None:
+    from clineval.text.ontology_match import spelling_fix
+
+    assert spelling_fix("otosderosis") == "otosclerosis"  # one substitution + one deletion: 10+ letters
+    assert spelling_fix("hypothyroidism") is None  # a known word is never changed
+    assert spelling_fix("hyperthyroidism") is None
+    assert equivalent("Otosderosis", "otosclerosis").tier == "exact"
+    assert not equivalent("hyperthyroidism", "hypothyroidism").equivalent
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "tier"),
+    [
+        ("Malignant neoplasm of the lung", "Malignancy of the lung", "overlap"),  # both read "lung cancer"
+        ("Adenocarcinoma of the colon", "colon cancer", "hierarchy"),  # adds "adeno"
+        ("Squamous cell carcinoma of the lung", "lung cancer", "hierarchy"),
+    ],
+)
+def test_cancer_words(a: str, b: str, tier: str) -> None:
+    assert equivalent(a, b).tier == tier

@@ -134,6 +134,22 @@ class NameFeatures:
     generic: frozenset[str]
 
 
+_CANCER_WORDS = {"carcinoma": ("cancer",), "malignancy": ("cancer",), "adenocarcinoma": ("adeno", "cancer")}
+_MALIGNANT_NOUNS = frozenset({"neoplasm", "tumor", "growth"})
+
+
+def _cancer_words(tokens: list[str]) -> list[str]:
+    """Cancer named as "carcinoma", "malignancy" or "malignant neoplasm/tumor" reads as "cancer"; an
+    adenocarcinoma is a cancer that adds "adeno" ("adenocarcinoma of the colon" narrows "colon cancer")."""
+    out: list[str] = []
+    for tok in tokens:
+        if tok in _MALIGNANT_NOUNS and out and out[-1] == "malignant":
+            out[-1] = "cancer"
+        else:
+            out.extend(_CANCER_WORDS.get(tok, (tok,)))
+    return out
+
+
 def _site(stemmed: str) -> str:
     return _SITE_SYNONYMS.get(stemmed, stemmed)
 
@@ -146,7 +162,7 @@ def _generic_class(words: frozenset[str]) -> frozenset[str]:
 def analyse(name: str) -> NameFeatures:
     """The overlap features of a name's main form (its abbreviation-expanded form when it has one)."""
     main = name_forms(name)[0]
-    tokens = expand_tokens(main.split()) or main.split()
+    tokens = _cancer_words(expand_tokens(main.split()) or main.split())
     head = ""
     specific: set[str] = set()
     disc: set[str] = set()
@@ -203,6 +219,8 @@ def _resolve(name: str, vocab: DiagnosisVocabulary) -> _Resolved:
         if len(vocab.cache) >= _CACHE_LIMIT:
             vocab.cache.clear()
         forms = name_forms(name)
+        if vocab.use_terminology and (fixed := _spelling_fixed(forms[0])) is not None:
+            forms = (*forms, fixed)  # "Schizophrenifonn disorder": a misspelt ontology word, corrected
         groups = frozenset(
             g for f in forms if (g := vocab.group_of(f)) is not None and _fits(f, g, forms[0], vocab)
         )
@@ -215,6 +233,12 @@ def _resolve(name: str, vocab: DiagnosisVocabulary) -> _Resolved:
         found = vocab.cache[name] = resolved
     assert isinstance(found, _Resolved)
     return found
+
+
+def _spelling_fixed(key: str) -> str | None:
+    words = key.split()
+    fixed = [ontology_match.spelling_fix(w) or w for w in words]
+    return " ".join(fixed) if fixed != words else None
 
 
 def _own_signature(r: _Resolved, vocab: DiagnosisVocabulary) -> set[str]:

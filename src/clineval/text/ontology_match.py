@@ -13,6 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from rapidfuzz.distance import Levenshtein
+
 from clineval.text.diagnosis_vocab import name_key
 from clineval.text.terminology import Terminology, load_terminology
 
@@ -115,3 +117,33 @@ def distinct(a: Concepts, b: Concepts, term: Terminology | None = None) -> tuple
     if any(x in t.ancestors(y) or y in t.ancestors(x) for x in a.exact for y in b.exact):
         return None  # related beyond MAX_DEPTH: not evidence of distinctness either
     return min(a.exact), min(b.exact)
+
+
+@lru_cache(maxsize=1)
+def _known_words() -> dict[str, frozenset[str]]:
+    """Every word of a Disease Ontology name, bucketed by its first two letters (typo candidates)."""
+    buckets: dict[str, set[str]] = {}
+    for key in terminology().exact_keys():
+        for word in key.split():
+            if len(word) >= 6 and word.isalpha():
+                buckets.setdefault(word[:2], set()).add(word)
+    return {k: frozenset(v) for k, v in buckets.items()}
+
+
+@lru_cache(maxsize=65536)
+def spelling_fix(word: str) -> str | None:
+    """The Disease Ontology word a misspelt word stands for ("otosderosis" -> "otosclerosis"), or None.
+    Only a word the ontology does not know, of 7+ letters, within 1 edit (2 from 10 letters) of exactly
+    one known word of the same first two letters: a known word is never changed ("hypothyroidism")."""
+    if len(word) < 7 or not word.isalpha():
+        return None
+    bucket = _known_words().get(word[:2], frozenset())
+    if word in bucket:
+        return None
+    limit = 1 if len(word) < 10 else 2
+    close = [
+        w
+        for w in bucket
+        if abs(len(w) - len(word)) <= limit and Levenshtein.distance(word, w, score_cutoff=limit) <= limit
+    ]
+    return close[0] if len(close) == 1 else None

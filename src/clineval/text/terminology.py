@@ -116,6 +116,10 @@ class Terminology:
             frontier, depth = next_frontier, depth + 1
         return depths
 
+    def exact_keys(self) -> frozenset[str]:
+        """Every key of a LABEL or EXACT name."""
+        return frozenset(self._index["exact"])
+
     def names(self, cid: str) -> tuple[str, ...]:
         """The LABEL and EXACT names of a concept, as written (its synonyms, for text search)."""
         exact = {i for i, name in enumerate(self._header["scopes"]) if name in ("LABEL", "EXACT")}
