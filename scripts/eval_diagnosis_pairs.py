@@ -50,9 +50,11 @@ def load_pairs(path: Path = DEFAULT_PAIRS) -> list[dict[str, str]]:
         return list(csv.DictReader(fh, delimiter="\t"))
 
 
-def predict(a: str, b: str) -> tuple[str, str | None, str]:
-    """(predicted class, tier, explanation) for one pair."""
-    result = equivalent(a, b)
+def predict(a: str, b: str, context: str = "") -> tuple[str, str | None, str]:
+    """(predicted class, tier, explanation) for one pair; ``context``: the pair's context column (names
+    separated by ";"), read to resolve an ambiguous abbreviation."""
+    names = [c.strip() for c in context.split(";") if c.strip()]
+    result = equivalent(a, b, context=names)
     if not result.equivalent:
         return "not equivalent", result.tier, result.explanation
     return ("hierarchy" if result.tier == "hierarchy" else "same-tier"), result.tier, result.explanation
@@ -61,7 +63,7 @@ def predict(a: str, b: str) -> tuple[str, str | None, str]:
 def evaluate(rows: list[dict[str, str]]) -> list[Outcome]:
     outcomes = []
     for row in rows:
-        predicted, tier, explanation = predict(row["name_a"], row["name_b"])
+        predicted, tier, explanation = predict(row["name_a"], row["name_b"], row.get("context") or "")
         outcomes.append(
             Outcome(row["id"], row["name_a"], row["name_b"], row["label"], predicted, tier, explanation)
         )

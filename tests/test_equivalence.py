@@ -294,3 +294,17 @@ def test_misspelt_ontology_word_is_corrected_known_words_never_are() -> None:
 )
 def test_cancer_words(a: str, b: str, tier: str) -> None:
     assert equivalent(a, b).tier == tier
+
+
+def test_ambiguous_abbreviation_is_read_by_context_only() -> None:
+    """Issue 13: MS is multiple sclerosis or mitral stenosis; only the other names can say which."""
+    assert not equivalent("MS", "multiple sclerosis").equivalent
+    assert "no context" in equivalent("MS", "multiple sclerosis").explanation
+    neuro = ["optic neuritis", "multiple sclerosis", "migraine"]
+    resolved = equivalent("MS", "multiple sclerosis", context=neuro)
+    assert (resolved.equivalent, resolved.tier, resolved.confidence) == (True, "exact", 0.85)
+    assert not equivalent("MS", "mitral stenosis", context=neuro).equivalent
+    both = equivalent("MS", "multiple sclerosis", context=["mitral stenosis", "multiple sclerosis"])
+    assert not both.equivalent and "ambiguous abbreviation 'MS'" in both.explanation
+    assert best_match("MS", ["optic neuritis", "multiple sclerosis"])[0] == 1  # the candidates are context
+    assert best_match("MS", ["mitral stenosis", "multiple sclerosis"])[0] is None

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal, TypeAlias
 
-from clineval.text import ontology_match
+from clineval.text import acronyms, ontology_match
 from clineval.text.abbreviations import expand_tokens
 from clineval.text.compositional import components
 from clineval.text.diagnosis_vocab import DiagnosisVocabulary, load_vocabulary, name_forms, name_key
@@ -64,6 +64,7 @@ CONFIDENCE = {
     "hierarchy_indirect": 0.6,
     "hierarchy_by_name": 0.6,
     "component": 0.6,
+    "by_context": 0.85,
 }
 ONTOLOGY = "Disease Ontology"
 _OR = re.compile(r"\s+or\s+", re.IGNORECASE)
@@ -202,6 +203,7 @@ class _Resolved:
     name: str
     parts: tuple[tuple[str, str], ...]  # (role, component) of a compositional name
     signature: frozenset[str] = frozenset()  # what any tier could share with another name (_signature)
+    acronym: bool = False  # an abbreviation nothing settles: only context can read it
 
 
 def _fits(form: str, group: int, main: str, vocab: DiagnosisVocabulary) -> bool:
@@ -230,6 +232,7 @@ def _resolve(name: str, vocab: DiagnosisVocabulary) -> _Resolved:
             frozenset(forms) - {""}, forms[0], groups, nodes, analyse(name), concepts, name, _parts(name)
         )
         object.__setattr__(resolved, "signature", _signature(resolved, vocab))  # once, before it is shared
+        object.__setattr__(resolved, "acronym", _unresolved_acronym(resolved))
         found = vocab.cache[name] = resolved
     assert isinstance(found, _Resolved)
     return found
@@ -486,10 +489,46 @@ def _compare(a: _Resolved, b: _Resolved, vocab: DiagnosisVocabulary, allow_hiera
     return Equivalence(False, None, 0.0, f"no tier matched ({ov.why})")
 
 
-def equivalent(a: str, b: str, *, vocab: DiagnosisVocabulary | None = None) -> Equivalence:
-    """How (and whether) two diagnosis names are clinically equivalent; see the module docstring."""
+def _unresolved_acronym(r: _Resolved) -> bool:
+    """An abbreviation no inventory, group or concept settles ("MS"): only context can read it."""
+    return acronyms.is_acronym(r.name) and len(r.forms) == 1 and not r.groups and not r.concepts.exact
+
+
+def _by_context(
+    a: _Resolved, b: _Resolved, context: Sequence[str], v: DiagnosisVocabulary, allow_hierarchy: bool
+) -> Equivalence | None:
+    """When one name is an unresolved abbreviation, read it through the context and compare again."""
+    if a.acronym == b.acronym:  # neither (most pairs), or both: context cannot help
+        return None
+    for x, y in ((a, b), (b, a)):
+        if x.acronym:
+            if not context:
+                return Equivalence(
+                    False, None, 0.0, f"ambiguous abbreviation {x.name!r}: no context to read it"
+                )
+            found = acronyms.resolve(x.name, context)
+            if found.sense is None:
+                return Equivalence(False, None, 0.0, f"no tier matched ({found.why})")
+            eq = _compare(_resolve(found.sense, v), y, v, allow_hierarchy)
+            if eq.equivalent and eq.tier is not None:
+                conf = round(min(eq.confidence, CONFIDENCE["by_context"]), 4)
+                return Equivalence(True, eq.tier, conf, f"{found.why}; {eq.explanation}")
+            return None
+    return None
+
+
+def equivalent(
+    a: str, b: str, *, vocab: DiagnosisVocabulary | None = None, context: Sequence[str] = ()
+) -> Equivalence:
+    """How (and whether) two diagnosis names are clinically equivalent; see the module docstring.
+    ``context``: the other names of the differential and the ground truth, read to resolve an ambiguous
+    abbreviation (``clineval.text.acronyms``); without it "MS" stays unresolved."""
     v = load_vocabulary() if vocab is None else vocab
-    return _compare(_resolve(a, v), _resolve(b, v), v, True)
+    ra, rb = _resolve(a, v), _resolve(b, v)
+    found = _compare(ra, rb, v, True)
+    if found.equivalent or ra.acronym == rb.acronym:
+        return found
+    return _by_context(ra, rb, [*context, a, b] if context else [], v, True) or found
 
 
 _RANK = {t: i for i, t in enumerate(TIERS)}
@@ -501,14 +540,20 @@ def best_match(
     *,
     vocab: DiagnosisVocabulary | None = None,
     allow_hierarchy: bool = True,
+    context: Sequence[str] = (),
 ) -> tuple[int | None, Equivalence]:
-    """The candidate most equivalent to ``name``: best tier first, then highest confidence, then earliest."""
+    """The candidate most equivalent to ``name``: best tier first, then highest confidence, then earliest.
+    An ambiguous abbreviation is read through the candidates and ``context`` together (see ``equivalent``)."""
     v = load_vocabulary() if vocab is None else vocab
     target = _resolve(name, v)
+    names = [*candidates, *context, name]
     best: tuple[int, float, int] | None = None
     best_eq: Equivalence | None = None
     for i, cand in enumerate(candidates):
-        eq = _compare(target, _resolve(cand, v), v, allow_hierarchy)
+        other = _resolve(cand, v)
+        eq = _compare(target, other, v, allow_hierarchy)
+        if not eq.equivalent and target.acronym != other.acronym and len(names) > 2:
+            eq = _by_context(target, other, names, v, allow_hierarchy) or eq
         if eq.equivalent and eq.tier is not None:
             key = (_RANK[eq.tier], -eq.confidence, i)
             if best is None or key < best:
