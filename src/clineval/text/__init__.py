@@ -23,7 +23,7 @@ if TYPE_CHECKING:
         load_vocabulary,
         name_forms,
     )
-    from clineval.text.equivalence import Equivalence, best_match, equivalent
+    from clineval.text.equivalence import Equivalence, best_match, equivalent, synonyms_of
     from clineval.text.matching import (
         MatchResult,
         PreparedText,
@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from clineval.text.stemming import stem
     from clineval.text.stems import QuestionParts, split_question
     from clineval.text.stopwords import STOP_WORDS, content_tokens, is_stop_word
+    from clineval.text.terminology import Terminology, load_terminology
 
 __all__ = [
     "ABBREVIATIONS_SHA256",
@@ -62,6 +63,7 @@ __all__ = [
     "PreparedText",
     "QuestionParts",
     "RuleSet",
+    "Terminology",
     "abbreviations_sha256",
     "best_match",
     "classify_question",
@@ -76,6 +78,7 @@ __all__ = [
     "is_stop_word",
     "load_abbreviations",
     "load_rules",
+    "load_terminology",
     "load_vocabulary",
     "match_score",
     "name_forms",
@@ -85,6 +88,7 @@ __all__ = [
     "rules_sha256",
     "split_question",
     "stem",
+    "synonyms_of",
 ]
 
 __getattr__, __dir__ = lazy_exports(
@@ -104,7 +108,8 @@ __getattr__, __dir__ = lazy_exports(
             "load_vocabulary",
             "name_forms",
         ),
-        "clineval.text.equivalence": ("Equivalence", "best_match", "equivalent"),
+        "clineval.text.equivalence": ("Equivalence", "best_match", "equivalent", "synonyms_of"),
+        "clineval.text.terminology": ("Terminology", "load_terminology"),
         "clineval.text.matching": (
             "MatchResult",
             "PreparedText",
