@@ -202,7 +202,7 @@ def test_vocabulary_hash_is_stable_and_provenance() -> None:
     hashes = diagnosis_vocab_sha256()
     assert [f[2] for f in vocab.files] == list(hashes.values())
     assert vocab.sha256 == hashlib.sha256("".join(hashes.values()).encode()).hexdigest()
-    assert vocab.version == "diagnosis_synonyms.yaml 2 + diagnosis_hierarchy.yaml 2"
+    assert vocab.version == "diagnosis_synonyms.yaml 3 + diagnosis_hierarchy.yaml 3"
     assert len(vocab.groups) >= 100 and vocab.edge_count >= 150
 
 
@@ -308,3 +308,19 @@ def test_ambiguous_abbreviation_is_read_by_context_only() -> None:
     assert not both.equivalent and "ambiguous abbreviation 'MS'" in both.explanation
     assert best_match("MS", ["optic neuritis", "multiple sclerosis"])[0] == 1  # the candidates are context
     assert best_match("MS", ["mitral stenosis", "multiple sclerosis"])[0] is None
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("inflammatory bowel diseases like ulcerative colitis and Crohn's disease", "Ulcerative colitis"),
+        ("manic episode of bipolar disorder", "Bipolar disorder"),  # the disease it is an episode of
+    ],
+)
+def test_examples_and_of_components_are_subtypes(a: str, b: str) -> None:
+    result = equivalent(a, b)
+    assert (result.equivalent, result.tier) == (True, "hierarchy"), result.explanation
+
+
+def test_left_sided_is_left() -> None:
+    assert equivalent("Acute left heart failure", "Acute left-sided heart failure").tier == "overlap"

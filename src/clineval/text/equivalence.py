@@ -68,11 +68,12 @@ CONFIDENCE = {
 }
 ONTOLOGY = "Disease Ontology"
 _OR = re.compile(r"\s+or\s+", re.IGNORECASE)
+_OF = re.compile(r"\s+of\s+(?:the\s+)?", re.IGNORECASE)
 # Any word a compositional link starts with (clineval.text.compositional.LINKS), "/" or "(": a cheap
 # pre-check; a name without one is never split.
 _MAY_COMPOSE = re.compile(
     r"[/(]|\b(?:due|secondary|caused|induced|resulting|attributable|related|from|with|and|or|such|like|"
-    r"including|e\.g|left|right|bilateral|unilateral|associated|mediated|sided)\b",
+    r"including|e\.g|left|right|bilateral|unilateral|associated|mediated|sided|of)\b",
     re.IGNORECASE,
 )
 OVERLAP_BASE, OVERLAP_SLOPE, OVERLAP_MIN_JACCARD, OVERLAP_MIN_SUBTYPE_JACCARD = 0.55, 0.35, 0.5, 0.3
@@ -95,7 +96,7 @@ _SITE_SYNONYMS = {
                  ("brain", "cerebral"), ("stomach", "gastric"), ("humerus", "humeral"), ("femur", "femoral"))
 }  # fmt: skip
 # "type 2": the number decides, the marker word is skipped
-_MARKERS = frozenset({"type", "types", "grade", "stage", "class", "degree", "phase"})
+_MARKERS = frozenset({"type", "types", "grade", "stage", "class", "degree", "phase", "sided"})
 # Words one name may add without narrowing the disease (severity, course, certainty): stems.
 _SAME_QUALIFIERS = frozenset(
     stem(w)
@@ -442,11 +443,13 @@ def _parts(name: str) -> tuple[tuple[str, str], ...]:
     if not _MAY_COMPOSE.search(name):  # most names: no link word, nothing to parse
         return ()
     comp = components(name)
-    if not comp.patterns or comp.patterns == ("laterality",):
+    of = _OF.split(comp.condition, maxsplit=1)  # "manic episode of bipolar disorder": the disease it is of
+    if (not comp.patterns or comp.patterns == ("laterality",)) and len(of) == 1:
         return ()
-    parts = [("condition", comp.condition)] if comp.condition else []
+    parts = [("condition", comp.condition)] if comp.condition and comp.patterns else []
     parts += [("cause", c) for c in comp.causes] + [("co-condition", c) for c in comp.with_]
-    parts += [("alternative", c) for c in comp.alternatives]
+    parts += [("alternative", c) for c in comp.alternatives] + [("example", c) for c in comp.examples]
+    parts += [("of", of[1])] if len(of) == 2 else []
     nested = [(f"{role} part", q) for role, p in parts for _, q in _parts(p) if p != name]
     nested += [(f"{role} part", q.strip()) for role, p in parts for q in _OR.split(p) if q.strip() != p]
     return tuple(dict.fromkeys(x for x in parts + nested if x[1] and x[1] != name))
