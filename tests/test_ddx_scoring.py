@@ -194,3 +194,19 @@ def test_options_validation() -> None:
         DdxOptions.model_validate({"ks": [0]})
     with pytest.raises(ValidationError):
         DdxOptions.model_validate({"bogus": 1})
+
+
+def test_an_exact_item_keeps_its_ground_truth_from_an_earlier_compositional_item() -> None:
+    """LDDx v8_6/11: "Hemochromatosis-Related Osteoarthritis" (rank 1) names osteoarthritis as its condition
+    and hemochromatosis as its cause; "Osteoarthritis" (rank 2) names osteoarthritis exactly. The exact item
+    keeps osteoarthritis, so the compositional one matches hemochromatosis: two TPs, no DUP."""
+    result = classify_differential(
+        ["osteoarthritis", "hemochromatosis"],
+        [D(diagnosis="Hemochromatosis-Related Osteoarthritis"), D(diagnosis="Osteoarthritis")],
+    )
+    tp = {(d.ground_truth, d.system) for d in result.of("TP")}
+    assert tp == {
+        ("hemochromatosis", "Hemochromatosis-Related Osteoarthritis"),
+        ("osteoarthritis", "Osteoarthritis"),
+    }
+    assert not result.of("DUP") and not result.of("FN")

@@ -87,6 +87,19 @@ def _tm_sm_evidence(
     return found if 2 * len(found) >= len(key_findings) else []
 
 
+def _reserved(gts: Sequence[str], differential: Sequence[DifferentialItem]) -> dict[int, int]:
+    """Ground truth index -> the first differential item that names it at a same-disease tier (exact,
+    synonym, overlap), by the deterministic matcher."""
+    reserved: dict[int, int] = {}
+    for j, item in enumerate(differential):
+        for gi, gt in enumerate(gts):
+            if gi not in reserved:
+                _, eq = best_match(item.diagnosis, [gt], allow_hierarchy=False)
+                if eq.equivalent:
+                    reserved[gi] = j
+    return reserved
+
+
 def classify_differential(
     ground_truth: Sequence[str],
     differential: Sequence[DifferentialItem],
@@ -106,12 +119,17 @@ def classify_differential(
     first_ranks: list[int] = []
     seen_other: set[str] = set()
     rank = 0
-    for item in differential:
+    reserved = _reserved(gts, differential)
+    for j, item in enumerate(differential):
         if item.status == "proposed":
             rank += 1
         item_rank = rank if item.status == "proposed" else None
         name = item.diagnosis
-        idx, eq = match(name, [gts[i] for i in open_gt]) if open_gt else (None, None)
+        # a ground truth a later item names exactly (or as a synonym) is kept for it: "Hemochromatosis-Related
+        # Osteoarthritis" must not take "osteoarthritis" from a later "Osteoarthritis"
+        pool = [i for i in open_gt if reserved.get(i, j) <= j]
+        found, eq = match(name, [gts[i] for i in pool]) if pool else (None, None)
+        idx = open_gt.index(pool[found]) if found is not None else None
         if eq is not None and eq.tier == "hierarchy" and not hierarchy_counts_as_tp:
             idx = None
         tier = eq.tier if eq is not None and idx is not None else None
