@@ -154,6 +154,32 @@ eval_results = Table(
     Index("ix_eval_results_trend", "tenant_id", "metric_name", "timestamp"),
 )
 
+# Clinician adjudications of automated verdicts (clineval.view.adjudication): append-only, never updated;
+# the newest row per (run, task, case, item, reviewer) is that reviewer's current verdict.
+adjudications = Table(
+    "adjudications",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", String(64), nullable=False),
+    Column("task_id", String(255), nullable=False),
+    Column("case_id", String(255), nullable=False),
+    Column("item_kind", String(32), nullable=False),
+    Column("item_key", String(1024), nullable=False),
+    Column("automated_value", JSON, nullable=False),
+    Column("verdict", String(16), nullable=False),
+    Column("corrected_value", JSON, nullable=False),
+    Column("reviewer", String(255), nullable=False),
+    Column("comment", String, nullable=False, server_default=""),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    CheckConstraint("verdict IN ('agree', 'disagree')", name="ck_adjudications_verdict"),
+    CheckConstraint(
+        "item_kind IN ('mcq', 'ddx_pair', 'check', 'rule', 'judge_dimension', 'label')",
+        name="ck_adjudications_item_kind",
+    ),
+    CheckConstraint("reviewer <> ''", name="ck_adjudications_reviewer"),
+    Index("ix_adjudications_case", "run_id", "task_id", "case_id"),
+)
+
 # partial: finalised with cases missing; interrupted: stopped (Ctrl-C, or its process died) — resumable.
 RUN_STATUSES = ("running", "finished", "partial", "failed", "interrupted")
 FINAL_STATUSES = ("finished", "partial", "failed")
