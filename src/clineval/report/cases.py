@@ -10,14 +10,15 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from clineval.core import CaseResult
+from clineval.core import CaseInput, CaseResult
 
 KINDS = ("failed", "unparsed", "unscored", "incorrect")
 _WRONG_LABELS = {"incorrect", "wrong"}
 EXCERPT_CHARS = 400
+QUESTION_CHARS = 300
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,10 @@ class SampleCase:
     reference: str
     verdict: str
     excerpt: str
+    label: str = ""  # the first scorer label (``incorrect``, ``unparsed``...), else the kind
+    extracted: str = ""  # what the scorer read as the answer (MCQ: the letter, with its option text)
+    gold: str = ""  # the gold answer (MCQ: the letter, with its option text), else the reference
+    question: str = ""  # the start of the case's question / vignette, when the dataset could be read
 
 
 def failures_by_kind(results: Iterable[CaseResult]) -> dict[str, dict[str, int]]:
@@ -64,8 +69,7 @@ def excerpt(result: CaseResult, limit: int = EXCERPT_CHARS) -> str:
         text = f"{output.error.kind}: {output.error.message}"
     else:
         text = ""
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return shorten(text, limit)
 
 
 def verdict(result: CaseResult) -> str:
@@ -73,8 +77,54 @@ def verdict(result: CaseResult) -> str:
     return ", ".join(parts)
 
 
-def sample_cases(results: Sequence[CaseResult], limit: int = 50) -> list[SampleCase]:
-    """Up to ``limit`` cases that went wrong, taking kinds in turn so each kind is represented."""
+def shorten(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_BAD_LABELS = ("failed", "scorer_error", "unparsed", "incorrect", "wrong", "fail")
+
+
+def first_label(result: CaseResult) -> str:
+    """The label that made the case go wrong (``failed``, ``unparsed``, ``incorrect``, ``fail``...), else
+    the first label; "" when no scorer labelled it."""
+    labels = [s.label for s in result.scores.values() if s.label]
+    return next((bad for bad in _BAD_LABELS if bad in labels), labels[0] if labels else "")
+
+
+def _breakdown_text(result: CaseResult, key: str) -> str:
+    """The first scorer breakdown's ``key`` (MCQ ``extracted`` / ``gold``), as text; "" when none has it."""
+    for score in result.scores.values():
+        value = score.breakdown.get(key)
+        if value not in (None, "", [], {}):
+            return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return ""
+
+
+def _with_option(letter: str, options: Mapping[str, str]) -> str:
+    text = options.get(letter)
+    return f"{letter}. {shorten(text, 120)}" if text else letter
+
+
+def case_fields(result: CaseResult, inputs: Mapping[tuple[str, str], CaseInput]) -> dict[str, str]:
+    """label / extracted / gold / question of one case (``inputs``: the cases' inputs where known)."""
+    given = inputs.get((result.task_id, result.case_id))
+    options = given.options if given is not None else {}
+    question = ""
+    if given is not None:
+        question = given.question or given.stem or given.vignette or ""
+    extracted = _breakdown_text(result, "extracted")
+    gold = _breakdown_text(result, "gold") or (result.reference or "")
+    return {
+        "label": first_label(result),
+        "extracted": _with_option(extracted, options) if extracted else "",
+        "gold": _with_option(gold, options) if gold else "",
+        "question": shorten(question, QUESTION_CHARS),
+    }
+
+
+def pick_cases(results: Sequence[CaseResult], limit: int = 50) -> list[tuple[str, CaseResult]]:
+    """Up to ``limit`` (kind, case) pairs that went wrong, taking kinds in turn so each is represented."""
     by_kind: dict[str, list[CaseResult]] = {kind: [] for kind in KINDS}
     for result in results:
         kind = classify(result)
@@ -85,6 +135,17 @@ def sample_cases(results: Sequence[CaseResult], limit: int = 50) -> list[SampleC
         picked += [(kind, found[index]) for kind, found in by_kind.items() if index < len(found)]
         if len(picked) >= limit:
             break
+    return picked[:limit]
+
+
+def sample_cases(
+    results: Sequence[CaseResult],
+    limit: int = 50,
+    inputs: Mapping[tuple[str, str], CaseInput] | None = None,
+) -> list[SampleCase]:
+    """Up to ``limit`` cases that went wrong (see :func:`pick_cases`), with their question excerpt,
+    extracted and gold answers where known."""
+    known = inputs or {}
     return [
         SampleCase(
             task_id=r.task_id,
@@ -93,6 +154,7 @@ def sample_cases(results: Sequence[CaseResult], limit: int = 50) -> list[SampleC
             reference=r.reference or "",
             verdict=verdict(r),
             excerpt=excerpt(r),
+            **case_fields(r, known),
         )
-        for kind, r in picked[:limit]
+        for kind, r in pick_cases(results, limit)
     ]

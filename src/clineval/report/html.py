@@ -8,8 +8,9 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from clineval.core import GateDecision, RunResult
-from clineval.report.charts import stratum_chart
+from clineval.report.charts import stratum_charts
 from clineval.report.combined_view import build_combined_view
+from clineval.report.comparison_chart import comparison_chart
 from clineval.report.gate_section import gate_views
 from clineval.report.view import build_view
 
@@ -32,11 +33,12 @@ def environment() -> Environment:
 def render_html(run: RunResult, gates: Sequence[GateDecision] = (), *, max_samples: int = MAX_SAMPLES) -> str:
     """``report.html``; ``gates``: the run's stored release-gate decisions (a section only when given)."""
     view = build_view(run, max_samples=max_samples)
-    charts = {task.task_id: [stratum_chart(s) for s in task.strata] for task in view.tasks}
+    charts = {task.task_id: {s.key: stratum_charts(s) for s in task.strata} for task in view.tasks}
     template = environment().get_template("report.html.j2")
     return template.render(
         v=view,
         charts=charts,
+        comparison_charts=[comparison_chart(c) for c in view.comparisons],
         max_samples=max_samples,
         combined=build_combined_view(run),
         gates=gate_views(gates),

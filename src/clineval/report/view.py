@@ -7,7 +7,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from clineval.core import MetricValue, RunResult, TaskAggregate
-from clineval.report.cases import SampleCase, failures_by_kind, sample_cases
+from clineval.report.banners import failure_banners
+from clineval.report.case_inputs import case_inputs
+from clineval.report.cases import SampleCase, failures_by_kind, pick_cases, sample_cases
 from clineval.report.formatting import (
     chart_metric,
     fmt_count,
@@ -22,6 +24,8 @@ from clineval.report.formatting import (
     task_ids,
     union_in_order,
 )
+from clineval.report.model_comparison import Comparison, comparisons
+from clineval.report.tiers import TierView, run_tiers
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,8 @@ class StratumRow:
     cells: list[str]
     bar: float | None  # the chart metric's raw value
     ci: tuple[float, float] | None
+    points: dict[str, tuple[float | None, tuple[float, float] | None]] = field(default_factory=dict)
+    # every charted metric's (raw value, interval): one chart per headline metric
 
 
 @dataclass(frozen=True)
@@ -46,6 +52,7 @@ class StratumTable:
     metrics: list[str]
     chart_metric: str | None
     rows: list[StratumRow]
+    chart_metrics: list[str] = field(default_factory=list)  # every headline metric, the chart metric first
 
 
 @dataclass(frozen=True)
@@ -55,6 +62,7 @@ class TaskView:
     metrics: list[MetricLine]
     counts: dict[str, str]
     strata: list[StratumTable]
+    tiers: list[TierView] = field(default_factory=list)  # four-tier scorecard (empty: not a tiered task)
 
 
 @dataclass(frozen=True)
@@ -73,6 +81,8 @@ class ReportView:
     samples: list[SampleCase]
     provenance_json: str
     warnings: list[str] = field(default_factory=list)  # provenance["warnings"]: shown at the top
+    banners: list[str] = field(default_factory=list)  # a component that failed on most cases: loudest
+    comparisons: list[Comparison] = field(default_factory=list)  # tasks on one dataset, side by side
 
 
 def metric_lines(scores: Mapping[str, MetricValue]) -> list[MetricLine]:
@@ -87,6 +97,8 @@ def _stratum_table(
 ) -> StratumTable:
     metrics = union_in_order([headline_metrics(scores) for scores in values.values()])
     bar_metric = task_metric if task_metric in metrics else chart_metric(next(iter(values.values()), {}))
+    charted = [bar_metric] if bar_metric else []
+    charted += [m for m in metrics if m != bar_metric]
     rows = []
     for value, scores in values.items():
         raw = scores.get(bar_metric) if bar_metric else None
@@ -97,12 +109,18 @@ def _stratum_table(
                 cells=[fmt_metric(scores, m) for m in metrics],
                 bar=float(raw) if isinstance(raw, int | float) and is_number(raw) else None,
                 ci=interval(scores, bar_metric) if bar_metric else None,
+                points={m: (_raw(scores.get(m)), interval(scores, m)) for m in charted},
             )
         )
-    return StratumTable(key=key, metrics=metrics, chart_metric=bar_metric, rows=rows)
+    charted = [m for m in charted if any(row.points[m][0] is not None for row in rows)]
+    return StratumTable(key=key, metrics=metrics, chart_metric=bar_metric, rows=rows, chart_metrics=charted)
 
 
-def task_view(task_id: str, aggregate: TaskAggregate) -> TaskView:
+def _raw(value: MetricValue | None) -> float | None:
+    return float(value) if isinstance(value, int | float) and is_number(value) else None
+
+
+def task_view(task_id: str, aggregate: TaskAggregate, tiers: list[TierView] | None = None) -> TaskView:
     scores = aggregate.scores
     main_metric = chart_metric(scores)
     return TaskView(
@@ -113,12 +131,16 @@ def task_view(task_id: str, aggregate: TaskAggregate) -> TaskView:
         strata=[
             _stratum_table(key, values, main_metric) for key, values in aggregate.strata.items() if values
         ],
+        tiers=tiers or [],
     )
 
 
 def build_view(run: RunResult, *, max_samples: int = 50) -> ReportView:
     info = run.info
-    tasks = [task_view(t, run.aggregates[t]) for t in task_ids(run) if t in run.aggregates]
+    tiers = run_tiers(run)
+    tasks = [task_view(t, run.aggregates[t], tiers.get(t)) for t in task_ids(run) if t in run.aggregates]
+    picked = pick_cases(run.results, max_samples) if max_samples > 0 else []
+    inputs = case_inputs(run, [(r.task_id, r.case_id) for _, r in picked])
     return ReportView(
         run_id=info.run_id,
         suite_name=info.suite.name,
@@ -131,11 +153,13 @@ def build_view(run: RunResult, *, max_samples: int = 50) -> ReportView:
         tasks=tasks,
         overall=metric_lines(run.overall),
         failures=failures_by_kind(run.results),
-        samples=sample_cases(run.results, max_samples),
+        samples=sample_cases(run.results, max_samples, inputs),
         provenance_json=json.dumps(
             jsonable(info.provenance), indent=2, sort_keys=True, ensure_ascii=False, default=str
         ),
         warnings=run_warnings(run),
+        banners=failure_banners(run),
+        comparisons=comparisons(run),
     )
 
 
