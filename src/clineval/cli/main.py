@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from clineval.cli import pipeline_commands, progress, release_commands, store_commands
+from clineval.cli import pipeline_commands, progress, release_commands, store_commands, view_commands
 from clineval.cli.common import StoreOpt, console, err_console, user_errors
 from clineval.cli.defaults import DEFAULT_CACHE, DEFAULT_STORE, DEFAULT_TENANT, DEGRADED_THRESHOLD
 from clineval.core.errors import UserInputError
@@ -36,6 +36,7 @@ app.add_typer(store_commands.db_app, name="db")
 app.add_typer(pipeline_commands.pipeline_app, name="pipeline")
 app.command("results")(store_commands.results_command)
 app.command("feedback")(store_commands.feedback_command)
+app.command("view")(view_commands.view_command)
 
 
 def _print_version(value: bool) -> None:

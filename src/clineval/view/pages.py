@@ -1,0 +1,117 @@
+"""The runs list and the run page."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+
+from clineval.core import RUN_TYPES, RunNotFoundError
+from clineval.store import ResultStore
+from clineval.store.tables import RUN_STATUSES
+from clineval.view import queries, render
+
+SORTS = {
+    "created": lambda r: r.created_at.timestamp() if r.created_at else 0.0,
+    "suite": lambda r: r.suite.name.lower(),
+    "status": lambda r: r.status,
+    "tenant": lambda r: r.tenant_id,
+    "cases": lambda r: r.n_cases,
+}
+
+
+def store_of(request: Request) -> ResultStore:
+    store: ResultStore = request.app.state.store
+    return store
+
+
+def resolve(request: Request, run_id: str) -> str:
+    """The full id of a run named by id or unique prefix; 404 otherwise."""
+    try:
+        return store_of(request).resolve_run_id(run_id)
+    except RunNotFoundError as err:
+        raise HTTPException(404, str(err)) from None
+
+
+def _matches(row: queries.RunRow, params: dict[str, str]) -> bool:
+    if params.get("tenant") and row.tenant_id != params["tenant"]:
+        return False
+    if params.get("run_type") and row.run_type != params["run_type"]:
+        return False
+    if params.get("status") and row.status != params["status"]:
+        return False
+    text = params.get("q", "").lower()
+    haystack = " ".join([row.run_id, row.suite.name, render.run_systems(row.suite)]).lower()
+    return not text or text in haystack
+
+
+async def runs_page(request: Request) -> Response:
+    from clineval.view.app import render as page
+
+    params = {k: v for k, v in request.query_params.items() if v}
+    rows = queries.run_rows(store_of(request).engine)
+    tenants = sorted({r.tenant_id for r in rows})
+    shown = [r for r in rows if _matches(r, params)]
+    sort = params.get("sort", "created")
+    descending = params.get("order", "desc" if sort in ("created", "cases") else "asc") == "desc"
+    shown.sort(key=SORTS.get(sort, SORTS["created"]), reverse=descending)
+    items = [
+        {
+            "row": r,
+            "systems": render.run_systems(r.suite),
+            "headline": render.headline_cells(r.aggregates),
+        }
+        for r in shown
+    ]
+    return page(
+        request,
+        "runs.html.j2",
+        items=items,
+        total=len(rows),
+        params=params,
+        tenants=tenants,
+        run_types=RUN_TYPES,
+        statuses=RUN_STATUSES,
+        sort=sort,
+        descending=descending,
+    )
+
+
+async def run_page(request: Request) -> Response:
+    from clineval.view.app import render as page
+
+    run_id = resolve(request, request.path_params["run_id"])
+    engine = store_of(request).engine
+    row = queries.run_rows(engine, run_id)[0]
+    order = [t.id for t in row.suite.tasks]
+    tasks = render.task_views(row.aggregates, order)
+    aggregates = {view.task_id: agg for view, agg in tasks}
+    scorer_names = queries.scorer_names(engine, run_id, order)
+    labels = queries.label_counts(engine, run_id, scorer_names)
+    failures = queries.failure_kinds(engine, run_id)
+    sections: list[dict[str, Any]] = []
+    cards = render.scorecards(row.suite, aggregates)
+    specs = {t.id: t for t in row.suite.tasks}
+    for view, aggregate in tasks:
+        spec = specs.get(view.task_id)
+        sections.append(
+            {
+                "view": view,
+                "system": render.system_label(spec) if spec else "",
+                "tiers": cards.get(view.task_id, []),
+                "charts": render.charts(view, aggregate),
+                "labels": labels.get(view.task_id, {}),
+                "failures": failures.get(view.task_id, {}),
+            }
+        )
+    return page(
+        request,
+        "run.html.j2",
+        run=row,
+        systems=render.run_systems(row.suite),
+        sections=sections,
+        overall=[(m, v) for m, v in row.overall.items() if not isinstance(v, list)],
+        banners=render.banners(labels, failures, aggregates),
+    )

@@ -1,0 +1,124 @@
+"""The cases table (paginated in SQL, filtered by label, stratum, failure kind, text) and the case page."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+
+from clineval.core import CaseResult
+from clineval.report.cases import classify, excerpt
+from clineval.view import queries, queries_inputs, render_case
+from clineval.view.pages import resolve, store_of
+from clineval.view.security import csrf_field
+
+EXCERPT_CHARS = 140
+
+
+def _int(value: str | None, default: int | None) -> int | None:
+    try:
+        return int(value) if value not in (None, "") else default
+    except ValueError:
+        raise HTTPException(400, f"not a number: {value!r}") from None
+
+
+def _short(text: str, limit: int = EXCERPT_CHARS) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _row(row_id: int, result: CaseResult, inputs: queries_inputs.DatasetInputs | None) -> dict[str, Any]:
+    case_input = inputs.inputs.get(result.case_id) if inputs else None
+    answers = [s.breakdown.get("extracted") for s in result.scores.values() if "extracted" in s.breakdown]
+    return {
+        "id": row_id,
+        "result": result,
+        "question": _short(queries_inputs.question_text(case_input)) if case_input else "",
+        "answer": next((str(a) for a in answers if a), ""),
+        "output": excerpt(result, EXCERPT_CHARS),
+        "labels": [(name, s.label or f"{s.value:.3g}") for name, s in result.scores.items()],
+        "failure": result.output.error.kind if result.output.error else "",
+        "kind": classify(result) or "",
+    }
+
+
+async def cases_page(request: Request) -> Response:
+    from clineval.view.app import render as page
+
+    run_id = resolve(request, request.path_params["run_id"])
+    store = store_of(request)
+    info = store.get_run(run_id)
+    params = request.query_params
+    flt = queries.CaseFilter(
+        task=params.get("task") or None,
+        label=params.get("label") or None,
+        stratum=params.get("stratum") or None,
+        failure=params.get("failure") or None,
+        text=params.get("q") or None,
+    )
+    if flt.text:  # the inputs are not in the store: match them in the datasets already loaded
+        ids = [
+            i
+            for t in info.suite.tasks
+            if (cached := queries_inputs.cached_inputs(info.suite, t.id)) is not None
+            for i in queries_inputs.matching_ids(cached, flt.text)
+        ]
+        flt = queries.CaseFilter(**{**flt.__dict__, "case_ids": tuple(ids) or None})
+    page_no = _int(params.get("page"), 1) or 1
+    after = _int(params.get("after"), None)
+    found = queries.case_page(store.engine, run_id, flt, page=page_no, after=after)
+    inputs = {t.id: queries_inputs.cached_inputs(info.suite, t.id) for t in info.suite.tasks}
+    rows = [_row(i, r, inputs.get(r.task_id)) for i, r in found.rows]
+    first = (page_no - 1) * queries.PAGE_SIZE + 1 if after is None else None
+    return page(
+        request,
+        "cases.html.j2",
+        info=info,
+        rows=rows,
+        found=found,
+        flt=flt,
+        params=flt.as_params(),
+        first=first,
+        page_no=page_no if after is None else None,
+        tasks=[t.id for t in info.suite.tasks],
+        page_size=queries.PAGE_SIZE,
+    )
+
+
+async def case_page(request: Request) -> Response:
+    from clineval.view.app import render as page
+
+    run_id = resolve(request, request.path_params["run_id"])
+    task_id, case_id = request.path_params["task_id"], request.path_params["case_id"]
+    store = store_of(request)
+    result = queries.one_case(store.engine, run_id, task_id, case_id)
+    if result is None:
+        raise HTTPException(404, f"no case {case_id!r} of task {task_id!r} in run {run_id}")
+    info = store.get_run(run_id)
+    inputs = queries_inputs.dataset_inputs(info.suite, task_id)
+    text = render_case.pretty(render_case.output_text(result.output))
+    shown, span_found = render_case.highlighted(text, render_case.answer_span(result))
+    if not span_found and text != render_case.output_text(result.output):
+        shown, span_found = render_case.highlighted(
+            render_case.output_text(result.output), render_case.answer_span(result)
+        )
+    return page(
+        request,
+        "case.html.j2",
+        info=info,
+        run_id=run_id,
+        task_id=task_id,
+        case_id=case_id,
+        result=result,
+        result_dict=result.model_dump(mode="json"),
+        csrf_input=lambda: csrf_field(request),
+        case_input=inputs.inputs.get(case_id),
+        input_problem=inputs.problem,
+        output_html=shown,
+        span_found=span_found,
+        scores=render_case.score_views(result),
+        metadata=sorted(result.metadata.items()),
+        kind=classify(result) or "",
+    )
