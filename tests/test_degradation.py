@@ -160,15 +160,23 @@ def test_judge_down_is_degraded_exit_3_and_warned_everywhere(
     assert report["provenance"]["warnings"] == [warning]
     scores = report["task_scores"]["golden"]
     assert scores["n"] == 10 and scores["n_failed"] == 0 and scores["judge_coherence"] is None
+    # The judge failed on more than half the cases: a loud banner first, then the run's warnings.
+    assert report["banners"] == [warning]
     markdown = (tmp_path / "o" / "report.md").read_text()
-    assert markdown.split("\n")[2:5] == [
+    assert markdown.split("\n")[2:8] == [
+        "> **⚠ FAILED ON MOST CASES: the affected numbers are not meaningful.**",
+        ">",
+        f"> - **{warning}**",
+        "",
         "> **Warning: 1 problem(s) with this run; read its numbers with care.**",
         ">",
-        f"> - {warning}",
     ]
     html = (tmp_path / "o" / "report.html").read_text()
+    loud = html.index('<div class="banner" role="alert" id="failure-banner">')
     banner = html.index('<div class="warnings" role="alert">')
-    assert banner < html.index("<h2>Headline</h2>") and f"<li>{warning}</li>" in html
+    assert loud < banner < html.index("<h2>Headline</h2>") and f"<li>{warning}</li>" in html
+    assert html.count(f"<li>{warning}</li>") == 2  # in the banner and in the warnings
+    assert "FAILED ON MOST CASES: " + warning in " ".join(result.stdout.split())
 
     allowed = clineval(*args, "--store", f"sqlite:///{tmp_path}/s.db", "--allow-degraded", cwd=tmp_path)
     assert allowed.returncode == 0, allowed.stderr

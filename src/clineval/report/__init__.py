@@ -9,6 +9,7 @@ from clineval.core.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from clineval.report.console import print_run_summary, print_runs_table
+    from clineval.report.context import ReportContext
     from clineval.report.files import write_reports
     from clineval.report.html import render_html
     from clineval.report.json_report import build_report, report_json_text
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
     from clineval.report.results_jsonl import case_record, write_results_jsonl
 
 __all__ = [
+    "ReportContext",
     "build_report",
     "case_record",
     "print_run_summary",
@@ -31,6 +33,7 @@ __getattr__, __dir__ = lazy_exports(
     __name__,
     {
         "clineval.report.console": ("print_run_summary", "print_runs_table"),
+        "clineval.report.context": ("ReportContext",),
         "clineval.report.files": ("write_reports",),
         "clineval.report.html": ("render_html",),
         "clineval.report.json_report": ("build_report", "report_json_text"),

@@ -11,12 +11,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from clineval.core import CaseInput, RunResult
+from clineval.report.context import DatasetLoader
+
+if TYPE_CHECKING:
+    from clineval.core import RunResult
 
 
-def case_inputs(run: RunResult, wanted: Iterable[tuple[str, str]]) -> dict[tuple[str, str], CaseInput]:
-    """``(task_id, case_id) -> input`` for the ``wanted`` cases whose dataset can be read back unchanged."""
+def case_inputs(
+    run: RunResult, wanted: Iterable[tuple[str, str]], load: DatasetLoader | None
+) -> dict[tuple[str, str], Any]:
+    """``(task_id, case_id) -> CaseInput`` for the ``wanted`` cases whose dataset ``load`` reads back
+    unchanged (None: no loader given, no inputs)."""
+    if load is None:
+        return {}
     by_task: dict[str, set[str]] = {}
     for task_id, case_id in wanted:
         by_task.setdefault(task_id, set()).add(case_id)
@@ -24,18 +33,16 @@ def case_inputs(run: RunResult, wanted: Iterable[tuple[str, str]]) -> dict[tuple
         return {}
     source = run.info.suite.source
     base = Path(source).parent if source else Path.cwd()
-    found: dict[tuple[str, str], CaseInput] = {}
+    found: dict[tuple[str, str], Any] = {}
     for task in run.info.suite.tasks:
         ids = by_task.get(task.id)
         if not ids or not task.dataset.content_hash:
             continue
         try:
-            from clineval.datasets.registry import DATASETS
-
-            loaded = DATASETS.get(task.dataset.type)(dict(task.dataset.args), base)
+            loaded = load(task.dataset.type, dict(task.dataset.args), base)
         except Exception:  # best effort: the report is still written without the questions
             continue
-        if loaded.content_hash != task.dataset.content_hash:
+        if getattr(loaded, "content_hash", None) != task.dataset.content_hash:
             continue
-        found.update({(task.id, c.id): c.input for c in loaded.cases if c.id in ids})
+        found.update({(task.id, c.id): c.input for c in getattr(loaded, "cases", ()) if c.id in ids})
     return found

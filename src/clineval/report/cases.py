@@ -12,8 +12,10 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from clineval.core import CaseInput, CaseResult
+if TYPE_CHECKING:
+    from clineval.core import CaseInput, CaseResult
 
 KINDS = ("failed", "unparsed", "unscored", "incorrect")
 _WRONG_LABELS = {"incorrect", "wrong"}

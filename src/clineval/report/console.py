@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.text import Text
 
 from clineval.core import RunInfo, RunResult
+from clineval.report.context import EMPTY, ReportContext
 from clineval.report.formatting import MISSING, union_in_order
 from clineval.report.layout import Col, fitted_table, print_block, print_pairs, print_records
 from clineval.report.view import StratumTable, TaskView, build_view
@@ -38,10 +39,10 @@ def _rate_header(name: str) -> str:
     return name.removesuffix("_rate") + " %" if name.endswith("_rate") else name
 
 
-def print_run_summary(run: RunResult, console: Console) -> None:
+def print_run_summary(run: RunResult, console: Console, *, context: ReportContext = EMPTY) -> None:
     """One row per task (headline metrics with their intervals, the other metrics, the counts), then each
     task's strata; as stacked blocks when a table would not fit the console (see ``layout``)."""
-    view = build_view(run, max_samples=0)
+    view = build_view(run, max_samples=0, context=context)
     title = Text.assemble(
         ("run ", "dim"),
         (view.run_id, "bold"),
@@ -51,6 +52,8 @@ def print_run_summary(run: RunResult, console: Console) -> None:
         (view.status, _STATUS_STYLE.get(view.status, "")),
     )
     console.print(title)
+    for line in view.banners:  # a component that failed on most cases: its numbers mean nothing
+        console.print(Text.assemble(("FAILED ON MOST CASES: ", "bold white on red"), (line, "bold red")))
     if not view.tasks:
         console.print(Text("no aggregates stored for this run", style="dim"))
         return

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from clineval.core import GateDecision, RunResult
 from clineval.core.errors import UserInputError
+from clineval.report.context import EMPTY, ReportContext
 from clineval.report.html import render_html
 from clineval.report.json_report import report_json_text
 from clineval.report.markdown import render_markdown
@@ -35,7 +36,9 @@ def _replace_atomically(path: Path, write: Callable[[Path], object]) -> None:
             partial.unlink(missing_ok=True)
 
 
-def write_reports(run: RunResult, out_dir: Path, gates: Sequence[GateDecision] = ()) -> list[Path]:
+def write_reports(
+    run: RunResult, out_dir: Path, gates: Sequence[GateDecision] = (), *, context: ReportContext = EMPTY
+) -> list[Path]:
     """Write ``report.json``, ``report.md``, ``report.html`` and ``results.jsonl`` into ``out_dir``.
 
     ``gates``: the run's stored release-gate decisions (``clineval.releases.gate_decisions``), shown in a
@@ -50,7 +53,7 @@ def write_reports(run: RunResult, out_dir: Path, gates: Sequence[GateDecision] =
             ("report.md", render_markdown),
             ("report.html", render_html),
         ):
-            text = render(run, gates)
+            text = render(run, gates, context=context)
             path = out_dir / name
             _replace_atomically(path, partial(_write_text, text=text))
             written.append(path)

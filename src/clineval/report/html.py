@@ -11,6 +11,7 @@ from clineval.core import GateDecision, RunResult
 from clineval.report.charts import stratum_charts
 from clineval.report.combined_view import build_combined_view
 from clineval.report.comparison_chart import comparison_chart
+from clineval.report.context import EMPTY, ReportContext
 from clineval.report.gate_section import gate_views
 from clineval.report.view import build_view
 
@@ -30,9 +31,15 @@ def environment() -> Environment:
     )
 
 
-def render_html(run: RunResult, gates: Sequence[GateDecision] = (), *, max_samples: int = MAX_SAMPLES) -> str:
+def render_html(
+    run: RunResult,
+    gates: Sequence[GateDecision] = (),
+    *,
+    max_samples: int = MAX_SAMPLES,
+    context: ReportContext = EMPTY,
+) -> str:
     """``report.html``; ``gates``: the run's stored release-gate decisions (a section only when given)."""
-    view = build_view(run, max_samples=max_samples)
+    view = build_view(run, max_samples=max_samples, context=context)
     charts = {task.task_id: {s.key: stratum_charts(s) for s in task.strata} for task in view.tasks}
     template = environment().get_template("report.html.j2")
     return template.render(

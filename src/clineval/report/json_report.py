@@ -7,9 +7,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from clineval.core import ComponentSpec, GateDecision, RunResult, TaskSpec
+from clineval.report.banners import failure_banners
 from clineval.report.cases import failures_by_kind
+from clineval.report.context import EMPTY, ReportContext
 from clineval.report.formatting import COUNT_KEYS, jsonable_dict, task_ids
 from clineval.report.gate_section import gates_json
+from clineval.report.model_comparison import Comparison, comparisons
+from clineval.report.tiers import TierView, run_tiers
 from clineval.report.view import run_warnings
 
 REPORT_VERSION = 1
@@ -29,7 +33,35 @@ def _task_spec(task: TaskSpec) -> dict[str, Any]:
     }
 
 
-def build_report(run: RunResult, gates: Sequence[GateDecision] = ()) -> dict[str, Any]:
+def _tier_json(view: TierView) -> dict[str, Any]:
+    return {
+        "tier": view.tier,
+        "title": view.title,
+        "metrics": [m.name for m in view.metrics],
+        "rules": [r.rule for r in view.rules],
+    }
+
+
+def _comparison_json(comparison: Comparison) -> dict[str, Any]:
+    return {
+        "dataset": comparison.dataset,
+        "metric": comparison.metric,
+        "stratify_key": comparison.key,
+        "tasks": comparison.tasks,
+        "groups": [
+            {
+                "label": g.label,
+                "values": {b.task_id: b.value for b in g.bars},
+                "ci": {b.task_id: list(b.ci) if b.ci else None for b in g.bars},
+            }
+            for g in comparison.groups
+        ],
+    }
+
+
+def build_report(
+    run: RunResult, gates: Sequence[GateDecision] = (), *, context: ReportContext = EMPTY
+) -> dict[str, Any]:
     """The content of ``report.json``. Every number comes from ``run`` (and the stored gate decisions
     ``gates``) as stored; nothing is computed."""
     info, suite = run.info, run.info.suite
@@ -56,11 +88,19 @@ def build_report(run: RunResult, gates: Sequence[GateDecision] = ()) -> dict[str
         "failures_by_kind": failures_by_kind(run.results),
         "provenance": info.provenance,
         "gates": gates_json(gates),
+        # added in the same version (additive): the display structure the HTML report shows
+        "banners": failure_banners(run),
+        "scorecard": {
+            t: [_tier_json(v) for v in views] for t, views in run_tiers(run, context.scorers).items()
+        },
+        "comparisons": [_comparison_json(c) for c in comparisons(run)],
     }
     return jsonable_dict(report)
 
 
-def report_json_text(run: RunResult, gates: Sequence[GateDecision] = ()) -> str:
+def report_json_text(
+    run: RunResult, gates: Sequence[GateDecision] = (), *, context: ReportContext = EMPTY
+) -> str:
     """``build_report`` as indented, strict JSON text (``allow_nan=False``: NaN is already null)."""
-    report = build_report(run, gates)
+    report = build_report(run, gates, context=context)
     return json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n"

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from clineval.core import GateDecision, RunResult
 from clineval.report.combined_view import build_combined_view, combined_markdown
+from clineval.report.context import EMPTY, ReportContext
 from clineval.report.formatting import MISSING
 from clineval.report.gate_section import GateView, gate_views
 from clineval.report.md_text import md_inline
@@ -47,8 +48,38 @@ def _headline(view: ReportView) -> list[str]:
     return ["## Headline", "", *table(header, rows)]
 
 
+def _tiers(task: TaskView) -> list[str]:
+    """The four-tier scorecard: one table per tier, tier 3's rules as rule | n applicable | adherence | CI."""
+    lines: list[str] = []
+    for tier in task.tiers:
+        lines += [f"### {cell(tier.title)}", ""]
+        if tier.judge_error_rate is not None:
+            lines += [f"Judge error rate: **{cell(tier.judge_error_rate)}** of judge samples failed.", ""]
+        if tier.metrics:
+            lines += table(
+                ["Metric", "Value", "95% CI"], [[m.name, m.value, m.interval] for m in tier.metrics]
+            )
+        if tier.rules:
+            lines += table(
+                ["Rule", "n applicable", "Adherence", "95% CI"],
+                [[r.rule, r.n_applicable, r.adherence, r.interval] for r in tier.rules],
+            )
+    return lines
+
+
+def _comparisons(view: ReportView) -> list[str]:
+    lines: list[str] = []
+    for c in view.comparisons:
+        lines += [f"## Model comparison: {cell(c.metric)} on {cell(c.dataset)}", ""]
+        lines += table(
+            [c.key or "group", "n", *c.tasks], [[g.label, g.n, *(b.text for b in g.bars)] for g in c.groups]
+        )
+    return lines
+
+
 def _task(task: TaskView) -> list[str]:
-    lines = [f"## Task {cell(task.task_id)}", "", *_metrics_table(task.metrics)]
+    lines = [f"## Task {cell(task.task_id)}", ""]
+    lines += _tiers(task) if task.tiers else _metrics_table(task.metrics)
     lines += [
         f"Counts: n = {task.counts['n']}, failed = {task.counts['n_failed']}, "
         f"unscored = {task.counts['n_unscored']}",
@@ -92,6 +123,14 @@ def _gates(views: list[GateView]) -> list[str]:
     return lines
 
 
+def _banners(view: ReportView) -> list[str]:
+    """The loudest block: a component that failed on most cases (its numbers mean nothing)."""
+    if not view.banners:
+        return []
+    title = "> **⚠ FAILED ON MOST CASES: the affected numbers are not meaningful.**"
+    return [title, ">", *(f"> - **{cell(b)}**" for b in view.banners), ""]
+
+
 def _warnings(view: ReportView) -> list[str]:
     """A block quote at the top: a degraded run must not be read as a clean one."""
     if not view.warnings:
@@ -100,10 +139,12 @@ def _warnings(view: ReportView) -> list[str]:
     return [title, ">", *(f"> - {cell(w)}" for w in view.warnings), ""]
 
 
-def render_markdown(run: RunResult, gates: Sequence[GateDecision] = ()) -> str:
+def render_markdown(
+    run: RunResult, gates: Sequence[GateDecision] = (), *, context: ReportContext = EMPTY
+) -> str:
     """``report.md``; ``gates``: the run's stored release-gate decisions (a section only when given)."""
-    view = build_view(run, max_samples=0)
-    lines = [f"# clineval report: {cell(view.suite_name)}", "", *_warnings(view)]
+    view = build_view(run, max_samples=0, context=context)
+    lines = [f"# clineval report: {cell(view.suite_name)}", "", *_banners(view), *_warnings(view)]
     lines += table(
         ["", ""],
         [
@@ -118,8 +159,9 @@ def render_markdown(run: RunResult, gates: Sequence[GateDecision] = ()) -> str:
     lines += _gates(gate_views(gates))
     lines += _headline(view)
     lines += combined_markdown(build_combined_view(run))
-    if view.overall:
+    if view.overall and not (len(view.tasks) == 1 and view.tasks[0].tiers):
         lines += ["## Overall", "", *_metrics_table(view.overall)]
+    lines += _comparisons(view)
     for task in view.tasks:
         lines += _task(task)
     lines += _failures(view)

@@ -1,21 +1,23 @@
 """The four-tier scorecard: a task's metrics grouped by the tier its scorers declare (display only).
 
 Scorers of the four-tier CDS suite carry a ``tier`` (1: structural and safety checks, 2: retrieval /
-citations, 3: guideline adherence, 4: scoped LLM judge, never gates). Each scorer is rebuilt from the
-stored spec (``api.scorers_for``) and asked which metrics it reports (its metrics on no case); a metric
-goes to the tier of the scorer that reports it. Tier 3's per-rule ``adherence_<rule>`` /
+citations, 3: guideline adherence, 4: scoped LLM judge, never gates). Each scorer, as the caller built it
+from the stored spec (``report.context``), is asked which metrics it reports (its metrics on no case); a
+metric goes to the tier of the scorer that reports it. Tier 3's per-rule ``adherence_<rule>`` /
 ``n_applicable_<rule>`` pairs become one rule | n applicable | adherence | CI table. A task none of whose
-scorers has a tier, or whose scorers cannot be rebuilt here, gets no scorecard (its metrics stay listed).
+scorers has a tier, or whose scorers were not given, gets no scorecard (its metrics stay listed).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from clineval.core import MetricValue, RunResult
 from clineval.report.formatting import fmt_count, fmt_interval, fmt_value, interval, other_metrics
 
+if TYPE_CHECKING:
+    from clineval.core import MetricValue, RunResult
 TIER_NAMES = {
     1: "Tier 1: structural and safety checks",
     2: "Tier 2: retrieval / citations",
@@ -130,14 +132,9 @@ def _headline_first(scores: Mapping[str, MetricValue]) -> list[str]:
     return [k for k in scores if not k.endswith("_ci") and f"{k}_ci" in scores]
 
 
-def run_tiers(run: RunResult) -> dict[str, list[TierView]]:
-    """``task_id -> tier views`` for every task with tiered scorers; {} when none can be rebuilt here."""
-    try:
-        from clineval.api import scorers_for
-
-        scorers = scorers_for(run.info.suite)
-    except Exception:  # a scorer whose files moved or an unknown type: no scorecard, metrics still listed
-        return {}
+def run_tiers(run: RunResult, scorers: Mapping[str, Sequence[object]]) -> dict[str, list[TierView]]:
+    """``task_id -> tier views`` for every task with tiered scorers (``scorers``: each task's scorers as
+    built, see ``report.context``); {} when none is given."""
     views = {}
     for task_id, built in scorers.items():
         aggregate = run.aggregates.get(task_id)

@@ -10,6 +10,7 @@ from clineval.core import MetricValue, RunResult, TaskAggregate
 from clineval.report.banners import failure_banners
 from clineval.report.case_inputs import case_inputs
 from clineval.report.cases import SampleCase, failures_by_kind, pick_cases, sample_cases
+from clineval.report.context import EMPTY, ReportContext
 from clineval.report.formatting import (
     chart_metric,
     fmt_count,
@@ -135,12 +136,14 @@ def task_view(task_id: str, aggregate: TaskAggregate, tiers: list[TierView] | No
     )
 
 
-def build_view(run: RunResult, *, max_samples: int = 50) -> ReportView:
+def build_view(run: RunResult, *, max_samples: int = 50, context: ReportContext = EMPTY) -> ReportView:
+    """``context``: what the caller built beyond the stored run (scorers, a dataset loader; see
+    ``report.context``): the four-tier scorecard and the sample cases' questions come from it."""
     info = run.info
-    tiers = run_tiers(run)
+    tiers = run_tiers(run, context.scorers)
     tasks = [task_view(t, run.aggregates[t], tiers.get(t)) for t in task_ids(run) if t in run.aggregates]
     picked = pick_cases(run.results, max_samples) if max_samples > 0 else []
-    inputs = case_inputs(run, [(r.task_id, r.case_id) for _, r in picked])
+    inputs = case_inputs(run, [(r.task_id, r.case_id) for _, r in picked], context.load_dataset)
     return ReportView(
         run_id=info.run_id,
         suite_name=info.suite.name,
