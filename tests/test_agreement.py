@@ -7,7 +7,7 @@ import math
 from datetime import UTC, datetime
 
 import pytest
-from statsmodels.stats.inter_rater import cohens_kappa as sm_kappa
+from statsmodels.stats.inter_rater import cohens_kappa as sm_kappa  # type: ignore[import-untyped]
 
 from clineval.view.adjudication import Adjudication
 from clineval.view.agreement import Z95, agreement_rows, cohens_kappa, kappa_from_table, table
@@ -20,7 +20,8 @@ def test_hand_computed_two_by_two() -> None:
     assert result.kappa == pytest.approx(0.4)
     assert result.observed == pytest.approx(0.7) and result.n == 50
     # Fleiss-Cohen-Everitt variance by hand: rows p_i. = (.5,.5), cols p_.j = (.6,.4), (1-k) = .6
-    # cell (i, j) uses p_.i + p_j.: diag .4*(1-1.1*.6)^2 + .3*(1-.9*.6)^2; off .1*(.6+.5)^2*.36 + .2*(.4+.5)^2*.36
+    # cell (i, j) uses p_.i + p_j.: diag .4*(1-1.1*.6)^2 + .3*(1-.9*.6)^2;
+    # off-diagonal .1*(.6+.5)^2*.36 + .2*(.4+.5)^2*.36
     term = 0.4 * (1 - 1.1 * 0.6) ** 2 + 0.3 * (1 - 0.9 * 0.6) ** 2 + 0.1 * 1.21 * 0.36 + 0.2 * 0.81 * 0.36
     var = (term - (0.4 - 0.5 * 0.6) ** 2) / (50 * 0.25)
     assert result.se == pytest.approx(math.sqrt(var))

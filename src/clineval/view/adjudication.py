@@ -242,15 +242,16 @@ def validate(item: ReviewItem, verdict: str, corrected: Any, reviewer: str) -> A
 
 def load_case(store: ResultStore, run_id: str, task_id: str, case_id: str) -> CaseResult:
     """One stored case result (one query), or :class:`AdjudicationError`."""
-    raw = type_coerce(case_results.c.result, Text)
-    query = select(raw).where(
+    text = type_coerce(case_results.c.result, Text)
+    query = select(text).where(
         case_results.c.run_id == run_id, case_results.c.task_id == task_id, case_results.c.case_id == case_id
     )
     with store.engine.connect() as conn:
         row = conn.execute(query).first()
     if row is None:
         raise AdjudicationError(f"no case {task_id}/{case_id} in run {run_id}")
-    return CaseResult.model_validate(loads(row[0]))
+    raw = row[0]
+    return CaseResult.model_validate(loads(raw) if isinstance(raw, str | bytes) else raw)
 
 
 def record(
