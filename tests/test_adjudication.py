@@ -393,3 +393,27 @@ def test_the_table_is_append_only_on_both_backends(store_url: str, tmp_path: Pat
         assert [r.corrected_value for r in rows] == ["C", "B", "D", "unparsed"]
         figures = {(f.comparison, f.raters): f.result for f in run_agreement(store, run)}
         assert figures[("reviewer_vs_scorer", "all reviewers")].n == 2  # current verdicts only
+
+
+def test_the_viewer_mounts_the_routes_and_the_case_page_carries_the_panel(tmp_path: Path) -> None:
+    """Through ``clineval.view.app.create_app`` (its guard middleware, its case page including the panel)."""
+    import re
+
+    from clineval.view.app import create_app
+
+    url = f"sqlite:///{tmp_path}/s.db"
+    run = mcq_run(tmp_path, url)
+    client = TestClient(create_app(url), base_url="http://127.0.0.1")
+    page = client.get(f"/runs/{run}/cases/t/1")
+    assert page.status_code == 200 and page.text.count('data-testid="review-form"') == 1
+    assert XSS not in page.text
+    found = re.search(r'name="csrf_token" value="([^"]+)"', page.text)
+    assert found is not None
+    form = {"reviewer": "ann", "item_key": "mcq", "verdict": "disagree", "corrected_value": "B"}
+    path = f"/runs/{run}/cases/t/1/adjudicate"
+    assert client.post(path, data=form, follow_redirects=False).status_code == 403
+    done = client.post(path, data={**form, "csrf_token": found.group(1)}, follow_redirects=False)
+    assert done.status_code == 303 and done.headers["location"].endswith("/cases/t/1#review")
+    figures = client.get(f"/runs/{run}/agreement")
+    assert figures.text.count('data-testid="agreement-row"') == 1
+    assert 'data-testid="agreement-link"' in client.get(f"/runs/{run}").text

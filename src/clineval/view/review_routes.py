@@ -191,8 +191,8 @@ def routes(store_url: str) -> list[Route]:
         )
 
     return [
-        Route("/runs/{run_id}/cases/{task_id}/{case_id}/adjudicate", adjudicate, methods=["POST"]),
-        Route("/runs/{run_id}/cases/{task_id}/{case_id}/review", case_review, methods=["GET"]),
+        Route("/runs/{run_id}/cases/{task_id}/{case_id:path}/adjudicate", adjudicate, methods=["POST"]),
+        Route("/runs/{run_id}/cases/{task_id}/{case_id:path}/review", case_review, methods=["GET"]),
         Route("/runs/{run_id}/review", queue, methods=["GET"]),
         Route("/runs/{run_id}/agreement", agreement, methods=["GET"]),
     ]
