@@ -137,6 +137,17 @@ def first_case(store_url: str, run_id: str, label: str | None = None) -> tuple[s
     return results[0].task_id, results[0].case_id
 
 
+def gold_of(store_url: str, run_id: str, key: tuple[str, str]) -> str:
+    from clineval.store import ResultStore
+
+    handle = ResultStore(store_url, must_exist=True)
+    try:
+        found = next(r for r in handle.load_results(run_id) if (r.task_id, r.case_id) == key)
+    finally:
+        handle.close()
+    return str(found.scores["mcq"].breakdown["gold"])
+
+
 def case_path(run_id: str, key: tuple[str, str]) -> str:
     return f"/runs/{run_id}/cases/{quote(key[0], safe='')}/{quote(key[1], safe='')}"
 
@@ -151,17 +162,17 @@ def chromium(explicit: str | None) -> str:
     return done.stdout.strip()
 
 
-def adjudicate(page: Any, path: str) -> None:
-    """One review through the case page's form, so the review and agreement pages have something to show."""
+def adjudicate(page: Any, path: str, corrected: str) -> None:
+    """One review through the case page's form (disagree: the answer read as ``corrected``), so the review
+    and agreement pages have something to show."""
     page.goto(path)
     form = page.locator('[data-testid="review-form"]').first
     if form.count() == 0:
         print(f"no review form on {path}: no adjudication recorded", file=sys.stderr)
         return
     form.locator('input[name="reviewer"]').fill("Dr Screenshot")
-    disagree = form.locator('input[value="disagree"]')
-    if disagree.count():
-        disagree.first.check()
+    form.locator('input[name="verdict"][value="disagree"]').check()
+    form.locator('select[name="corrected_value"]').select_option(corrected)
     form.locator('[data-testid="review-submit"]').click()
     page.wait_for_load_state()
 
@@ -193,7 +204,7 @@ def shoot(store: dict[str, Any], out: Path, browser_path: str) -> list[Path]:
         browser = p.chromium.launch(executable_path=browser_path, headless=True, args=["--no-sandbox"])
         context = browser.new_context(base_url=base, viewport={"width": 1280, "height": 800})
         page = context.new_page()
-        adjudicate(page, pages["case"])
+        adjudicate(page, pages["case"], gold_of(url, store["demo"], incorrect))
         for name, path in pages.items():
             response = page.goto(path)
             status = response.status if response else "no response"
