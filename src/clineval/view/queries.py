@@ -11,12 +11,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import ColumnElement, Engine, Text, and_, case, func, or_, select, type_coerce
+from sqlalchemy import ColumnElement, Connection, Engine, Text, and_, case, func, or_, select, type_coerce
 
 from clineval.core import CaseResult, SuiteSpec
 from clineval.store.tables import case_results, is_tagged, loads, runs
 
 PAGE_SIZE = 50
+TOTAL_CAP = 10_000  # a filtered count stops here: counting every match is a scan of the whole run
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,7 @@ class CasePage:
     page: int
     next_after: int | None
     has_previous: bool = False
+    capped: bool = False  # more than TOTAL_CAP cases match: ``total`` is TOTAL_CAP
     failure_kinds: list[str] = field(default_factory=list)
 
 
@@ -152,14 +154,25 @@ def case_page(
         query = query.offset((max(page, 1) - 1) * PAGE_SIZE)
     with engine.connect() as conn:
         rows = conn.execute(query.limit(PAGE_SIZE + 1)).all()
-        total = int(
-            conn.execute(select(func.count()).select_from(case_results).where(and_(*where))).scalar_one()
-        )
+        total = _count(conn, where)
     shown = [(int(r[0]), parse_result(r[1])) for r in rows[:PAGE_SIZE]]
     next_after = shown[-1][0] if len(rows) > PAGE_SIZE and shown else None
     return CasePage(
-        rows=shown, total=total, page=page, next_after=next_after, has_previous=page > 1 or after is not None
+        rows=shown,
+        total=min(total, TOTAL_CAP),
+        page=page,
+        next_after=next_after,
+        has_previous=page > 1 or after is not None,
+        capped=total > TOTAL_CAP,
     )
+
+
+def _count(conn: Connection, where: list[ColumnElement[bool]]) -> int:
+    """Matching cases, exact without filters (the run's index), else up to TOTAL_CAP + 1."""
+    if len(where) == 1:
+        return int(conn.execute(select(func.count()).select_from(case_results).where(*where)).scalar_one())
+    matches = select(case_results.c.id).where(and_(*where)).limit(TOTAL_CAP + 1).subquery()
+    return int(conn.execute(select(func.count()).select_from(matches)).scalar_one())
 
 
 def failure_kinds(engine: Engine, run_id: str) -> dict[str, dict[str, int]]:
