@@ -232,3 +232,42 @@ def test_unknown_run_and_case_are_404_pages(client: TestClient) -> None:
     assert client.get("/runs/nope").status_code == 404
     response = client.get("/runs/nope/cases")
     assert response.status_code == 404 and 'id="error-title"' in response.text
+
+
+def test_a_system_that_failed_on_most_cases_gets_a_banner(tmp_path: Path) -> None:
+    rows = [
+        {
+            "question": f"Q{i}?",
+            "options": {"A": "a", "B": "b"},
+            "answer_idx": "A",
+            "answer": "a",
+            "meta_info": "s",
+        }
+        for i in range(3)
+    ]
+    (tmp_path / "q.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "p.jsonl").write_text(json.dumps({"id": "0", "output": "A"}) + "\n")  # 2 of 3 missing
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        "name: mostly-failed\ntasks:\n  - id: t\n    dataset: {format: medqa, path: q.jsonl}\n"
+        "    system: {type: predictions, path: p.jsonl}\n    scorers: [mcq]\n"
+    )
+    url = f"sqlite:///{tmp_path}/store.db"
+    run_id = api.run_suite(api.RunRequest(suite_path=suite, store_url=url, cache_path=None)).run_id
+    html = TestClient(create_app(url), base_url="http://127.0.0.1").get(f"/runs/{run_id}").text
+    banner = re.search(r'<div class="banner" role="alert" data-testid="failure-banner">([^<]+)<', html)
+    assert banner is not None and "failed on 2 of 3 cases" in banner.group(1)
+
+
+def test_case_filters_compile_to_json_paths_on_postgresql() -> None:
+    from sqlalchemy import and_, select
+    from sqlalchemy.dialects import postgresql
+
+    from clineval.store.tables import case_results
+    from clineval.view import queries
+
+    flt = queries.CaseFilter(label="mcq:incorrect", stratum="meta_info=step1", failure="timeout", text="a_b")
+    query = select(case_results.c.id).where(and_(*queries._conditions("r", flt)))
+    sql = str(query.compile(dialect=postgresql.dialect(), compile_kwargs={"literal_binds": True}))
+    assert "#>> '{scores, mcq, label}'" in sql and "#>> '{metadata, meta_info}'" in sql
+    assert "CAST(case_results.result AS TEXT) ILIKE '%%a\\_b%%'" in sql

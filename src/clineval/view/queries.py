@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, Engine, Text, and_, case, func, or_, select, type_coerce
+from sqlalchemy import ColumnElement, Connection, Engine, Text, and_, case, cast, func, or_, select, type_coerce
 
 from clineval.core import CaseResult, SuiteSpec
 from clineval.store.tables import case_results, is_tagged, loads, runs
@@ -129,7 +129,7 @@ def _conditions(run_id: str, flt: CaseFilter) -> list[ColumnElement[bool]]:
         needle = f"%{escape_like(flt.text)}%"
         text_match = or_(
             case_results.c.case_id.ilike(needle, escape="\\"),
-            type_coerce(case_results.c.result, Text).ilike(needle, escape="\\"),
+            cast(case_results.c.result, Text).ilike(needle, escape="\\"),  # a real cast: json on PostgreSQL
         )
         if flt.case_ids:
             text_match = or_(text_match, case_results.c.case_id.in_(flt.case_ids))
