@@ -13,7 +13,14 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from clineval.cli import pipeline_commands, progress, release_commands, store_commands, view_commands
+from clineval.cli import (
+    adjudication_commands,
+    pipeline_commands,
+    progress,
+    release_commands,
+    store_commands,
+    view_commands,
+)
 from clineval.cli.common import StoreOpt, console, err_console, user_errors
 from clineval.cli.defaults import DEFAULT_CACHE, DEFAULT_STORE, DEFAULT_TENANT, DEGRADED_THRESHOLD
 from clineval.core.errors import UserInputError
@@ -21,6 +28,7 @@ from clineval.core.errors import UserInputError
 if TYPE_CHECKING:  # annotations only: each command imports the library it calls (fast `clineval --help`)
     from clineval import api
     from clineval.core import GateDecision, RunResult
+    from clineval.report.context import ReportContext
 
 app = typer.Typer(
     add_completion=False,
@@ -37,6 +45,7 @@ app.add_typer(pipeline_commands.pipeline_app, name="pipeline")
 app.command("results")(store_commands.results_command)
 app.command("feedback")(store_commands.feedback_command)
 app.command("view")(view_commands.view_command)
+adjudication_commands.register(app)
 
 
 def _print_version(value: bool) -> None:
@@ -62,6 +71,20 @@ def _global_options(
         progress.set_quiet(console)
 
 
+def _report_context(run: RunResult) -> ReportContext:
+    """The suite's scorers (for the tier scorecard) and a dataset loader (for sample-case questions); empty
+    when the stored suite can no longer be rebuilt here (the reports then omit those parts)."""
+    from clineval import api
+    from clineval.datasets import DATASETS
+    from clineval.report.context import EMPTY, ReportContext
+
+    try:
+        scorers = api.scorers_for(run.info.suite)
+    except UserInputError:
+        return EMPTY
+    return ReportContext(scorers=scorers, load_dataset=lambda fmt, opts, base: DATASETS.get(fmt)(opts, base))
+
+
 def _finish(run: RunResult, out: Path | None, gates: Sequence[GateDecision] = ()) -> None:
     from clineval.analysis import degradation
     from clineval.report import print_run_summary
@@ -76,7 +99,7 @@ def _finish(run: RunResult, out: Path | None, gates: Sequence[GateDecision] = ()
     if out is not None:
         from clineval.report import write_reports  # Jinja2 and the renderers only when writing reports
 
-        paths = write_reports(run, out, gates)
+        paths = write_reports(run, out, gates, context=_report_context(run))
         console.print(f"reports: {', '.join(str(p) for p in paths)}")
 
 
