@@ -128,6 +128,7 @@ def test_cases_page_total_filters_and_pagination(client: TestClient, store: tupl
     stored = results(url, run)
     first = client.get(f"/runs/{run}/cases").text
     assert f'data-total="{len(stored)}"' in first
+    assert "A junior orthopaedic surgery resident" in first  # the question column, from the dataset file
     page1, page2 = case_ids(first), case_ids(client.get(f"/runs/{run}/cases", params={"page": 2}).text)
     expected = [(r.task_id, r.case_id) for r in stored]
     assert page1 == [c for _, c in expected[:50]] and page2 == [c for _, c in expected[50:100]]

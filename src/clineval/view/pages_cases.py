@@ -8,13 +8,14 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
-from clineval.core import CaseResult
+from clineval.core import CaseResult, SuiteSpec
 from clineval.report.cases import classify, excerpt
 from clineval.view import queries, queries_inputs, render_case
 from clineval.view.pages import resolve, store_of
 from clineval.view.security import csrf_field
 
 EXCERPT_CHARS = 140
+EAGER_DATASET_CASES = 20_000
 
 
 def _int(value: str | None, default: int | None) -> int | None:
@@ -44,6 +45,16 @@ def _row(row_id: int, result: CaseResult, inputs: queries_inputs.DatasetInputs |
     }
 
 
+def _inputs(
+    suite: SuiteSpec, task_id: str, provenance: dict[str, Any]
+) -> queries_inputs.DatasetInputs | None:
+    """A small task's dataset is loaded for the question column; a large one only once a case page did."""
+    size = (provenance.get("task_sizes") or {}).get(task_id)
+    if isinstance(size, int) and size <= EAGER_DATASET_CASES:
+        return queries_inputs.dataset_inputs(suite, task_id)
+    return queries_inputs.cached_inputs(suite, task_id)
+
+
 async def cases_page(request: Request) -> Response:
     from clineval.view.app import render as page
 
@@ -69,7 +80,7 @@ async def cases_page(request: Request) -> Response:
     page_no = _int(params.get("page"), 1) or 1
     after = _int(params.get("after"), None)
     found = queries.case_page(store.engine, run_id, flt, page=page_no, after=after)
-    inputs = {t.id: queries_inputs.cached_inputs(info.suite, t.id) for t in info.suite.tasks}
+    inputs = {t.id: _inputs(info.suite, t.id, info.provenance) for t in info.suite.tasks}
     rows = [_row(i, r, inputs.get(r.task_id)) for i, r in found.rows]
     first = (page_no - 1) * queries.PAGE_SIZE + 1 if after is None else None
     return page(

@@ -11,7 +11,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, Engine, Text, and_, case, cast, func, or_, select, type_coerce
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Engine,
+    Text,
+    and_,
+    case,
+    cast,
+    func,
+    or_,
+    select,
+    type_coerce,
+)
 
 from clineval.core import CaseResult, SuiteSpec
 from clineval.store.tables import case_results, is_tagged, loads, runs
