@@ -35,11 +35,12 @@ else ../shared/data next to the repository. Exit codes as `clineval run` (0, 2 b
 @user_errors
 def tasks_command() -> None:
     """List the catalogue's tasks (name, dataset, size, metric, source, licence)."""
-    from rich.table import Table
+    from rich.table import Column, Table
 
     from clineval.catalogue.entries import CATALOGUE
 
-    table = Table("task", "dataset", "size", "metric", "source", "licence")
+    table = Table("dataset", "size", "metric", "source", "licence")
+    table.columns.insert(0, Column("task", no_wrap=True))
     for e in CATALOGUE.values():
         size = e.size + (" (needs --grader)" if e.needs_grader else "")
         table.add_row(e.name, e.title, size, e.metric, e.source, e.licence)
