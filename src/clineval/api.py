@@ -19,6 +19,7 @@ from typing import Protocol
 from clineval.analysis import degradation
 from clineval.analysis.eval_rows import run_rows
 from clineval.analysis.gate import snapshot
+from clineval.analysis.usage import PriceTable, load_prices, usage_summary
 from clineval.combine import combined_spec, with_combined
 from clineval.config import BuiltSuite, BuiltTask, load_suite
 from clineval.core import CaseResult, RunInfo, RunResult, RunType, Scorer, SuiteSpec, TaskAggregate
@@ -57,6 +58,7 @@ class RunRequest:
     tenant_id: str = "default"
     run_type: RunType = "adhoc"
     degraded_threshold: float = degradation.DEFAULT_THRESHOLD  # see clineval.analysis.degradation
+    prices: Path | None = None  # ``--prices``: a price table priced token usage (clineval.analysis.usage)
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.degraded_threshold <= 1.0:
@@ -119,6 +121,7 @@ def run_suite(
     that stores the run as ``interrupted`` and raises :class:`~clineval.interrupts.RunInterrupted`; a store
     that refuses a write mid-run raises a one-line :class:`~clineval.store.errors.StoreWriteError`.
     """
+    prices = load_prices(request.prices) if request.prices is not None else None  # a bad file: before any run
     store = ResultStore(request.store_url)
     run_id: str | None = None
     try:
@@ -157,6 +160,7 @@ def run_suite(
             run_id,
             extra_provenance={"timings": {task: vars(s) for task, s in stats.items()}, "warnings": warnings},
             degraded_threshold=request.degraded_threshold,
+            prices=prices,
         )
     except KeyboardInterrupt:
         if run_id is None:
@@ -263,11 +267,14 @@ def finalize_run(
     run_id: str,
     extra_provenance: dict[str, object] | None = None,
     degraded_threshold: float | None = None,
+    prices: PriceTable | None = None,
 ) -> RunResult:
     """Aggregate everything the store holds for a run, mark it finished, and return the RunResult.
 
     With ``degraded_threshold``, the components that failed on too many cases are assessed
-    (``clineval.analysis.degradation``): ``provenance["degradation"]``, and a line each in ``warnings``."""
+    (``clineval.analysis.degradation``): ``provenance["degradation"]``, and a line each in ``warnings``.
+    Token usage per task (and its cost where ``prices`` names the model) goes to ``provenance["usage"]``
+    (``clineval.analysis.usage``)."""
     info = store.get_run(run_id)
     results = store.load_results(info.run_id)
     extra = dict(extra_provenance or {})
@@ -277,6 +284,7 @@ def finalize_run(
         extra["warnings"] = [*(earlier if isinstance(earlier, list) else []), *assessed["warnings"]]
         extra["degradation"] = assessed
     aggregates = aggregate_results(info.suite, results)
+    extra["usage"] = usage_summary(info.suite, results, prices)
     overall = overall_scores(aggregates)
     if info.suite.combined is not None:
         aggregates, overall = with_combined(

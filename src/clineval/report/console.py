@@ -92,6 +92,11 @@ def print_run_summary(run: RunResult, console: Console, *, context: ReportContex
         console.print()
     else:
         _print_stacked_summary(view.tasks, overall, console)
+    for task_id, lines in view.usage.items():
+        for line in lines:
+            console.print(Text.assemble((f"{task_id} tokens: ", "dim"), line))
+    if view.usage:
+        console.print()
     for task in view.tasks:
         for stratum in task.strata:
             _print_stratum(task.task_id, stratum, console)

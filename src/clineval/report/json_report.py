@@ -14,6 +14,7 @@ from clineval.report.formatting import COUNT_KEYS, jsonable_dict, task_ids
 from clineval.report.gate_section import gates_json
 from clineval.report.model_comparison import Comparison, comparisons
 from clineval.report.tiers import TierView, run_tiers
+from clineval.report.usage_lines import usage_lines
 from clineval.report.view import run_warnings
 
 REPORT_VERSION = 1
@@ -94,6 +95,8 @@ def build_report(
             t: [_tier_json(v) for v in views] for t, views in run_tiers(run, context.scorers).items()
         },
         "comparisons": [_comparison_json(c) for c in comparisons(run)],
+        "usage": info.provenance.get("usage"),  # = provenance["usage"] (clineval.analysis.usage)
+        "usage_lines": usage_lines(run),
     }
     return jsonable_dict(report)
 

@@ -45,7 +45,13 @@ def _headline(view: ReportView) -> list[str]:
         ]
         for t in view.tasks
     ]
-    return ["## Headline", "", *table(header, rows)]
+    return ["## Headline", "", *table(header, rows), *_tokens(view)]
+
+
+def _tokens(view: ReportView) -> list[str]:
+    """One "Tokens" line per task (and its judge), under the headline table."""
+    lines = [f"Tokens ({cell(task)}): {cell(line)}  " for task, found in view.usage.items() for line in found]
+    return [*lines, ""] if lines else []
 
 
 def _tiers(task: TaskView) -> list[str]:

@@ -27,6 +27,7 @@ from clineval.report.formatting import (
 )
 from clineval.report.model_comparison import Comparison, comparisons
 from clineval.report.tiers import TierView, run_tiers
+from clineval.report.usage_lines import usage_lines
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,9 @@ class ReportView:
     warnings: list[str] = field(default_factory=list)  # provenance["warnings"]: shown at the top
     banners: list[str] = field(default_factory=list)  # a component that failed on most cases: loudest
     comparisons: list[Comparison] = field(default_factory=list)  # tasks on one dataset, side by side
+    usage: dict[str, list[str]] = field(
+        default_factory=dict
+    )  # task -> its "Tokens" lines (report.usage_lines)
 
 
 def metric_lines(scores: Mapping[str, MetricValue]) -> list[MetricLine]:
@@ -163,6 +167,7 @@ def build_view(run: RunResult, *, max_samples: int = 50, context: ReportContext 
         warnings=run_warnings(run),
         banners=failure_banners(run),
         comparisons=comparisons(run),
+        usage=usage_lines(run),
     )
 
 

@@ -140,6 +140,17 @@ class _Sample:
         return await self.inner.call(case)
 
 
+def _usage_entry(reply: SystemOutput) -> dict[str, Any]:
+    """One judge reply's token counts (None where its endpoint reported none) and whether it was cached."""
+    usage = reply.usage
+    return {
+        "cached": reply.cached,
+        "prompt_tokens": usage.prompt_tokens if usage else None,
+        "completion_tokens": usage.completion_tokens if usage else None,
+        "total_tokens": usage.total_tokens if usage else None,
+    }
+
+
 @dataclass
 class JudgeStats:
     pairs: int = 0  # decisions asked for (a request with N samples counts N)
@@ -203,7 +214,7 @@ class JudgeStep:
         policy: CallPolicy,
         cache: ResponseCache | None,
         retry_failed: bool,
-    ) -> tuple[JudgeDecision, float | None]:
+    ) -> tuple[JudgeDecision, SystemOutput | None]:
         system = self.system_for(request)
         own = request.prompt is not None
         tags: dict[str, Any] = {"sample": sample, "prompt": request.prompt} if own else {}
@@ -230,13 +241,13 @@ class JudgeStep:
         model = served if isinstance(served, str) and served else self.model
         if reply.error is not None:
             error = f"{reply.error.kind}: {reply.error.message}"
-            return JudgeDecision(None, "", model, error[:_MAX_REASON], reply.cached, **tags), reply.latency_s
+            return JudgeDecision(None, "", model, error[:_MAX_REASON], reply.cached, **tags), reply
         if own:
             value, reason, problem = parse_reply(reply.text, request.reply_field)
             tags["injection"] = injection_flag(reply.text, request.reply_field)
-            return JudgeDecision(None, reason, model, problem, reply.cached, value, **tags), reply.latency_s
+            return JudgeDecision(None, reason, model, problem, reply.cached, value, **tags), reply
         equivalent, reason, problem = parse_judgment(reply.text)
-        return JudgeDecision(equivalent, reason, model, problem, reply.cached), reply.latency_s
+        return JudgeDecision(equivalent, reason, model, problem, reply.cached), reply
 
     async def run(
         self,
@@ -270,7 +281,13 @@ class JudgeStep:
         ]
         # The judge's time is the evaluation's, not the system's: kept beside the decisions, never in the
         # system's stage latencies (tier-1 latency budgets judge the system alone).
-        latencies = [s for _, s in answers if s is not None and math.isfinite(s)]
+        replies = [r for _, r in answers if r is not None]
+        latencies = [r.latency_s for r in replies if r.latency_s is not None and math.isfinite(r.latency_s)]
         judge_seconds = math.fsum(latencies) if latencies else None
-        raw = {**(output.raw or {}), JUDGE_KEY: record, f"{JUDGE_KEY}_seconds": judge_seconds}
+        raw = {
+            **(output.raw or {}),
+            JUDGE_KEY: record,
+            f"{JUDGE_KEY}_seconds": judge_seconds,
+            f"{JUDGE_KEY}_usage": [_usage_entry(r) for r in replies],  # summed by clineval.analysis.usage
+        }
         return output.model_copy(update={"raw": raw}), extras
