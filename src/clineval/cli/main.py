@@ -15,6 +15,7 @@ from rich.markup import escape
 
 from clineval.cli import (
     adjudication_commands,
+    eval_commands,
     pipeline_commands,
     progress,
     release_commands,
@@ -46,6 +47,7 @@ app.command("results")(store_commands.results_command)
 app.command("feedback")(store_commands.feedback_command)
 app.command("view")(view_commands.view_command)
 adjudication_commands.register(app)
+eval_commands.register(app)
 
 
 def _print_version(value: bool) -> None:
@@ -146,6 +148,13 @@ def run(
     allow_degraded: Annotated[
         bool, typer.Option("--allow-degraded", help="Exit 0 even when the run is degraded (still warned).")
     ] = False,
+    prices: Annotated[
+        Path | None,
+        typer.Option(
+            help="Price table YAML (model: {prompt_per_1k, completion_per_1k, currency}): "
+            "the token cost per task in the reports; see docs/usage.md."
+        ),
+    ] = None,
     quiet: progress.QuietOpt = False,
 ) -> None:
     """Run an evaluation suite (or --resume an interrupted run) and report it.
@@ -173,6 +182,7 @@ def run(
         tenant_id=tenant,
         run_type=run_type,  # type: ignore[arg-type]  # checked against RUN_TYPES above
         degraded_threshold=degraded_threshold,
+        prices=prices,
     )
     _run_and_report(request, out, allow_degraded=allow_degraded)
 
