@@ -52,7 +52,12 @@ def task_mapping(
         "id": entry.name,
         "description": entry.title,
         "dataset": _dataset(entry, data_dir),
-        "system": {"type": "openai", **model.system_options(), "prompt": prompt_option(entry.prompt)},
+        "system": {
+            "type": "openai",
+            **model.system_options(),
+            "prompt": prompt_option(entry.prompt),
+            **({"output": entry.output} if entry.output != "text" else {}),
+        },
         "scorers": list(entry.scorers),
         "stratify": list(entry.stratify),
     }

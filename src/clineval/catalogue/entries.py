@@ -43,6 +43,7 @@ class CatalogueEntry:
     dataset_options: dict[str, Any] = field(default_factory=dict)
     prompt: str = MCQ_PROMPT
     needs_grader: bool = False
+    output: str = "text"  # the openai system's ``output``: "structured" reads a JSON reply (DDx, CDS)
     unavailable: str | None = None  # why `clineval eval` cannot run it here (data not packaged)
 
 
@@ -153,6 +154,7 @@ _ENTRIES = [
         scorers=["ddx"],
         stratify=["sex", "age_band"],
         prompt=DDX_PROMPT,
+        output="structured",
     ),
     CatalogueEntry(
         name="open_xddx",
@@ -167,6 +169,7 @@ _ENTRIES = [
         scorers=["ddx"],
         stratify=["specialty"],
         prompt=DDX_PROMPT,
+        output="structured",
     ),
     CatalogueEntry(
         name="golden_set",
@@ -189,6 +192,7 @@ _ENTRIES = [
         ],
         stratify=["condition", "split"],
         prompt=CDS_PROMPT,
+        output="structured",
     ),
 ]
 

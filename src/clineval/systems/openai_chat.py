@@ -7,10 +7,12 @@ time and never enters the spec, the cache key or an error message.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -19,6 +21,7 @@ from clineval.core.errors import SystemCallError
 from clineval.core.output import SystemOutput, Usage
 from clineval.core.specs import ComponentSpec, canonical_json, sha256_text
 from clineval.systems._http import JsonHttpClient
+from clineval.systems._outputs import OutputFormat, output_from_value
 from clineval.systems.prompts import Message, load_prompt
 
 
@@ -33,6 +36,9 @@ class OpenAIOptions(BaseModel):
     max_tokens: int | None = Field(default=None, ge=1)
     seed: int | None = None
     system_prompt: str | None = None
+    # "text": the reply is text (MCQ, free text); "structured" / "cds_report": the reply is a JSON object
+    # (a differential, a CDS recommendation) read like the http system's; an unparseable reply stays text
+    output: Literal["text", "structured", "cds_report"] = "text"
 
 
 def _usage(value: Any) -> Usage | None:
@@ -101,7 +107,33 @@ class OpenAIChatSystem:
         secrets = [key, headers["Authorization"]] if key else []
         body = self._body(self.messages(case))
         data = await self._client.post_json(self.url, body, headers, secrets=secrets)
-        return parse_chat_completion(data)
+        output = parse_chat_completion(data)
+        if self.options.output == "text" or output.text is None:
+            return output
+        return json_reply(output, self.options.output)
+
+
+_FENCE = re.compile(r"^\s*```(?:json)?\s*|\s*```\s*$", re.IGNORECASE)
+
+
+def json_reply(output: SystemOutput, output_format: OutputFormat) -> SystemOutput:
+    """A chat reply holding a JSON object (bare, fenced, or the outermost {...} in the text) read as a
+    structured output; the text, usage and raw fields are kept. A reply with no parseable object stays
+    text: the scorers then say what is missing (e.g. ``no_differential``), never a crash."""
+    text = output.text or ""
+    candidates = [_FENCE.sub("", text)]
+    start, end = text.find("{"), text.rfind("}")
+    if 0 <= start < end:
+        candidates.append(text[start : end + 1])
+    for candidate in candidates:
+        try:
+            value = json.loads(candidate)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            parsed = output_from_value(value, output_format)
+            return parsed.model_copy(update={"text": text, "usage": output.usage, "raw": output.raw})
+    return output
 
 
 def openai_system(options: Mapping[str, Any], base_dir: Path) -> OpenAIChatSystem:
