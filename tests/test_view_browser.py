@@ -359,7 +359,7 @@ def test_open_a_case_adjudicate_it_and_see_agreement_change(page: Any, store: St
 
     goto(page, case_path(store.gpt35, correct.task_id, correct.case_id))
     review(page, "Dr Agree", corrected=None)
-    assert agreement_row(page, store.gpt35) == (1, 1.0, "nan")  # one category each: kappa undefined
+    assert agreement_row(page, store.gpt35) == (1, 1.0, "n/a (too few items)")  # kappa undefined
 
     # the incorrect case, opened from the filtered cases page
     goto(page, f"/runs/{store.gpt35}/cases?label=mcq%3Aincorrect")

@@ -11,7 +11,7 @@ from starlette.responses import Response
 from clineval.core import RUN_TYPES, RunNotFoundError
 from clineval.store import ResultStore
 from clineval.store.tables import RUN_STATUSES
-from clineval.view import queries, render
+from clineval.view import queries, render, render_tiers
 
 SORTS = {
     "created": lambda r: r.created_at.timestamp() if r.created_at else 0.0,
@@ -96,22 +96,49 @@ async def run_page(request: Request) -> Response:
     specs = {t.id: t for t in row.suite.tasks}
     for view, aggregate in tasks:
         spec = specs.get(view.task_id)
+        charts, more_charts = render_tiers.split_charts(render.charts(view, aggregate), 2)
         sections.append(
             {
-                "view": view,
+                "view": render_tiers.formatted_strata(view, aggregate),
                 "system": render.system_label(spec) if spec else "",
-                "tiers": cards.get(view.task_id, []),
-                "charts": render.charts(view, aggregate),
+                "tiers": render_tiers.with_percentages(
+                    render_tiers.with_rule_intervals(cards.get(view.task_id, []), aggregate.scores),
+                    aggregate.scores,
+                ),
+                "all_metrics": render_tiers.all_metrics(aggregate.scores),
+                "charts": charts,
+                "more_charts": more_charts,
                 "labels": labels.get(view.task_id, {}),
                 "failures": failures.get(view.task_id, {}),
             }
         )
+    overall = render_tiers.all_metrics(row.overall)
+    if [s["all_metrics"] for s in sections] == [overall]:
+        overall = []  # one task: its own table says it all
     return page(
         request,
         "run.html.j2",
         run=row,
         systems=render.run_systems(row.suite),
         sections=sections,
-        overall=[(m, v) for m, v in row.overall.items() if not isinstance(v, list)],
+        tiered=any(s["tiers"] for s in sections),
+        overall=overall,
         banners=render.banners(labels, failures, aggregates),
+        **_review_context(request, run_id),
     )
+
+
+def _review_context(request: Request, run_id: str) -> dict[str, Any]:
+    """The agreement figures shown inline (when the adjudication module is installed)."""
+    if not getattr(request.app.state, "review_installed", False):
+        return {}
+    try:
+        from clineval.view.adjudication import adjudicated_metrics
+        from clineval.view.agreement import run_agreement
+    except ImportError:
+        return {}
+    store = store_of(request)
+    return {
+        "agreement": run_agreement(store, run_id),
+        "adjudicated_metrics": adjudicated_metrics(store, run_id),
+    }

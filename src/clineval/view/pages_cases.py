@@ -132,4 +132,16 @@ async def case_page(request: Request) -> Response:
         scores=render_case.score_views(result),
         metadata=sorted(result.metadata.items()),
         kind=classify(result) or "",
+        review_history=_history(request, run_id, task_id, case_id),
     )
+
+
+def _history(request: Request, run_id: str, task_id: str, case_id: str) -> list[Any]:
+    """The case's stored reviews, oldest first ([] when the adjudication module is not installed)."""
+    if not getattr(request.app.state, "review_installed", False):
+        return []
+    try:
+        from clineval.view.adjudication import history
+    except ImportError:
+        return []
+    return history(store_of(request), run_id, task_id, case_id)

@@ -7,7 +7,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from clineval.core import UserInputError
-from clineval.report.formatting import is_proportion
+from clineval.report.formatting import fmt_value, is_proportion
 from clineval.view import queries, queries_trends, render_board, render_trends
 from clineval.view.pages import resolve, store_of
 
@@ -106,4 +106,6 @@ async def trends_page(request: Request) -> Response:
         points=points,
         marks=marks,
         chart=render_trends.line_chart(metric, points, marks),
+        fmt=fmt_value,
+        tasks=list(render_trends.series(points)),
     )

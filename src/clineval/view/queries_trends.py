@@ -19,6 +19,11 @@ class TrendPoint:
     condition: str | None
     value: float | None
     passed_baseline: bool | None
+    task: str = ""  # the task the row aggregates (its metadata's "task"); a run's tasks are separate series
+
+    @property
+    def short_run_id(self) -> str:
+        return self.run_id.replace("-", "")[:12]
 
 
 @dataclass(frozen=True)
@@ -30,6 +35,10 @@ class Marker:
     text: str
     run_id: str
     passed: bool | None = None
+
+    @property
+    def short_run_id(self) -> str:
+        return self.run_id.replace("-", "")[:12]
 
 
 def choices(engine: Engine) -> tuple[list[str], list[str]]:
@@ -67,9 +76,15 @@ def trend(
             condition=r.condition,
             value=r.metric_value,
             passed_baseline=r.passed_baseline,
+            task=_task(r._mapping["metadata"]),
         )
         for r in reversed(rows)
     ]
+
+
+def _task(metadata: Any) -> str:
+    task = metadata.get("task") if isinstance(metadata, dict) else None
+    return str(task) if task is not None else ""
 
 
 def markers(engine: Engine, tenant: str) -> list[Marker]:

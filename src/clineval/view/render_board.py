@@ -40,8 +40,13 @@ class Board:
 
 def _column(task: Any) -> tuple[str, str]:
     path = task.dataset.args.get("path")
-    title = f"{task.dataset.type}: {PurePath(str(path)).stem}" if path else task.dataset.type
+    title = PurePath(str(path)).stem if path else str(task.dataset.type)
     return f"{task.dataset.type}:{task.dataset.content_hash or path or task.id}", title
+
+
+def readable(name: str) -> str:
+    """``medqa_test_first200`` -> ``medqa test first200``: a file or metric name as words."""
+    return " ".join(name.replace("_", " ").replace("-", " ").split())
 
 
 def build_board(runs: Sequence[RunRow]) -> Board:
@@ -57,7 +62,7 @@ def build_board(runs: Sequence[RunRow]) -> Board:
             if metric is None:
                 continue
             key, title = _column(task)
-            columns.setdefault(key, f"{title} ({metric})")
+            columns.setdefault(key, f"{readable(title)}\n{readable(metric)} ({task.dataset.type} format)")
             value = scores.get(metric)
             number = float(value) if isinstance(value, int | float) and is_number(value) else None
             text = f"{fmt_value(metric, value)} {fmt_interval(metric, interval(scores, metric))}".strip()

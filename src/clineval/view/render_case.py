@@ -15,6 +15,7 @@ from typing import Any
 from markupsafe import Markup, escape
 
 from clineval.core import CaseResult, Score, SystemOutput
+from clineval.report.formatting import fmt_value, is_number, is_proportion
 
 # breakdown keys that hold a list of records, shown as a table (ddx decisions, tier-3 rule results, ...)
 TABLE_KEYS = {
@@ -38,6 +39,7 @@ class ScoreView:
     value: str
     label: str
     explanation: str
+    label_text: str = ""  # the label as a reader says it (DDx: "hit in the top 1")
     tables: list[Table] = field(default_factory=list)
     facts: list[tuple[str, str]] = field(default_factory=list)  # short scalar breakdown items
     checks: list[str] = field(default_factory=list)  # tier-1 reasons / violations
@@ -88,14 +90,34 @@ def answer_span(result: CaseResult) -> str | None:
     return None
 
 
+def _quote(item: Mapping[str, Any]) -> str:
+    """``"text" (source, round 2, agent a)``: one evidence record as a line of text."""
+    where = [str(item["source"])] if item.get("source") not in (None, "") else []
+    where += [f"{k} {item[k]}" for k in ("round", "agent") if item.get(k) not in (None, "")]
+    rest = [f"{k} {_cell(v)}" for k, v in item.items() if k not in ("text", "source", "round", "agent")]
+    where += [r for r in rest if r.split(" ", 1)[1]]
+    return f"“{item.get('text', '')}”" + (f" ({', '.join(where)})" if where else "")
+
+
 def _cell(value: Any) -> str:
     if value is None:
         return ""
+    if isinstance(value, list) and value and all(isinstance(v, Mapping) and "text" in v for v in value):
+        return "; ".join(_quote(v) for v in value)
     if isinstance(value, str | int | float | bool):
         return str(value)
     if isinstance(value, list) and all(isinstance(v, str | int | float) for v in value):
         return ", ".join(str(v) for v in value)
     return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _fact(name: str, value: Any) -> str:
+    """A scalar of a breakdown as text: yes / no, proportions as percentages, other floats to 4 digits."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float) and is_number(value):
+        return fmt_value(name, value) if is_proportion(name) else f"{value:.4g}"
+    return _cell(value)
 
 
 def records_table(title: str, records: list[Any], testid: str) -> Table:
@@ -146,17 +168,21 @@ def score_view(name: str, score: Score) -> ScoreView:
     if isinstance(reasons, list):
         checks = [_cell(r) for r in breakdown.pop("reasons")]
     facts = [
-        (str(k), _cell(v))
+        (str(k), _fact(str(k), v))
         for k, v in list(breakdown.items())
         if v is None or isinstance(v, str | int | float | bool)
     ]
     for key, _ in facts:
         breakdown.pop(key, None)
-    value = "not scorable" if not score.scorable else f"{score.value:.4g}"
+    value = "not scorable" if not score.scorable else f"value {score.value:.4g}"
+    label_text = score.label or ""
+    if "first_hit_rank" in score.breakdown or "n_ground_truth" in score.breakdown:
+        label_text, value = _ddx_header(score)
     return ScoreView(
         scorer=name,
         value=value,
         label=score.label or "",
+        label_text=label_text,
         explanation=score.explanation or "",
         tables=tables,
         facts=facts,
@@ -164,6 +190,26 @@ def score_view(name: str, score: Score) -> ScoreView:
         votes=votes,
         rest_json=json.dumps(breakdown, indent=2, ensure_ascii=False, default=str) if breakdown else "",
     )
+
+
+def _ddx_header(score: Score) -> tuple[str, str]:
+    """The DDx scorer's label and value in words: ``("hit in the top 3", "recall 67% (2 of 3), ...")``."""
+    label = score.label or ""
+    bd = score.breakdown
+    if label.startswith("top") and label[3:].isdigit():
+        label = f"hit in the top {label[3:]}"
+    elif label == "found":
+        label = "found, below the top ranks"
+    if not score.scorable:
+        return label, "not scorable"
+    parts = [f"recall {score.value * 100:.0f}%"]
+    tp, n = bd.get("TP"), bd.get("n_ground_truth")
+    if isinstance(tp, int) and isinstance(n, int):
+        parts[0] += f" ({tp} of {n} diagnoses found)"
+    rank = bd.get("first_hit_rank")
+    if isinstance(rank, int) and not isinstance(rank, bool):
+        parts.append(f"first hit at rank {rank}")
+    return label, ", ".join(parts)
 
 
 def score_views(result: CaseResult) -> list[ScoreView]:

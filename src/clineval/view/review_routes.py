@@ -56,9 +56,21 @@ def _page(request: Request, title: str, partial: str, status: int = 200, **conte
     def csrf_field() -> Markup:
         return security.csrf_field(request)
 
+    if getattr(request.app.state, "templates", None) is not None:  # inside `clineval view`: its layout
+        from clineval.view.app import render
+
+        return render(
+            request,
+            "review/page.html.j2",
+            status,
+            title=title,
+            partial=partial,
+            csrf_field=csrf_field,
+            **context,
+        )
     html = (
         environment()
-        .get_template("review/page.html.j2")
+        .get_template("review/bare.html.j2")
         .render(title=title, partial=partial, csrf_field=csrf_field, **context)
     )
     return HTMLResponse(html, status_code=status)
@@ -164,7 +176,7 @@ def routes(store_url: str) -> list[Route]:
             context.setdefault("seed", 0)
             context.setdefault("n", 20)
             return _page(request, "Review queue", "review/queue.html.j2", 400, error=err.problem, **context)
-        return _page(request, f"Review queue — {run_id}", "review/queue.html.j2", **context)
+        return _page(request, f"Review queue — run {run_id[:12]}", "review/queue.html.j2", **context)
 
     async def agreement(request: Request) -> Response:
         run_id = request.path_params["run_id"]
@@ -183,7 +195,7 @@ def routes(store_url: str) -> list[Route]:
             )
         return _page(
             request,
-            f"Agreement — {run_id}",
+            f"Agreement — run {run_id[:12]}",
             "review/agreement.html.j2",
             run_id=run_id,
             agreement=run_agreement(store(), full),
