@@ -14,6 +14,7 @@ pytest.importorskip("starlette")
 from starlette.testclient import TestClient
 
 from clineval import api, releases
+from clineval.metrics.intervals import wilson_interval
 from clineval.store import ResultStore
 from clineval.view import create_app
 from tests.golden_runs import run_golden
@@ -120,6 +121,18 @@ def test_four_tier_run_page_groups_the_scorecard_by_tier(client: TestClient, sto
     table = page.split('data-testid="rules-table"')[1].split("</table>")[0]
     assert table.count("<tr>") - 1 == len(rules) > 0  # one header row
     assert "Tier 3: guideline adherence" in page
+    # every rule has its 95% interval: stored, else Wilson from adherent / n applicable, computed here
+    for key in rules:
+        rule = key.removeprefix("adherence_")
+        n = int(scores[f"n_applicable_{rule}"])
+        lo, hi = scores.get(f"{key}_ci") or wilson_interval(round(scores[key] * n), n)
+        row = table.split(f"<th>{rule}</th>")[1].split("</tr>")[0]
+        assert f'data-testid="rule-ci">[{lo * 100:.1f}, {hi * 100:.1f}]<' in row
+    # the tiered page lists no raw float: every figure outside the SVG charts is formatted
+    text = re.sub(r"<svg.*?</svg>", "", page, flags=re.S)
+    assert not re.search(r">\s*-?\d+\.\d{5,}", text)
+    assert 'data-testid="headline-table"' not in page and 'data-testid="all-metrics"' in page
+    assert page.index('data-testid="scorecard"') < page.index('data-testid="charts"')
 
 
 def test_cases_page_total_filters_and_pagination(client: TestClient, store: tuple) -> None:  # type: ignore[type-arg]
@@ -176,6 +189,13 @@ def test_case_page_renders_ddx_decisions_and_rule_results(client: TestClient, st
     table = html.split('data-testid="breakdown-decisions"')[1].split("</table>")[0]
     assert "Community-acquired pneumonia" in table and "Pneumonia" in table and "Quuxitis" in table
     assert "<th>ground_truth</th>" in table and "<th>tier</th>" in table
+    assert "&#34;source&#34;" not in table and "{&#34;" not in table  # evidence as text, not JSON
+    score = results(url, ids["ddx"])[0].scores["ddx"]
+    evidence = [e for d in score.breakdown["decisions"] for e in d.get("evidence") or []]
+    if evidence:
+        assert f"“{evidence[0]['text']}” ({evidence[0]['source']}" in table.replace("&#39;", "'")
+    assert score.label == "top1" and 'data-label="top1">hit in the top 1<' in html
+    assert f"recall {score.value * 100:.0f}%" in html
     golden = results(url, ids["golden"])[0]
     html = client.get(f"/runs/{ids['golden']}/cases/golden/{golden.case_id}").text
     rules = golden.scores["guideline_adherence"].breakdown.get("rules", [])
@@ -227,6 +247,10 @@ def test_trends_page_lists_eval_results(client: TestClient, store: tuple) -> Non
     table = html.split('data-testid="trends-table"')[1].split("</table>")[0]
     assert table.count("<tr>") - 1 == len(rows) > 0
     assert 'data-testid="trend-chart"' in html
+    for row in rows:  # one series per task; run ids as on the other pages (12 hex characters)
+        task = row.metadata["task"]
+        assert f"<td>{task}</td>" in table and f'data-task="{task}"' in html
+        assert f"<code>{row.run_id.replace('-', '')[:12]}</code>" in table
 
 
 def test_unknown_run_and_case_are_404_pages(client: TestClient) -> None:
