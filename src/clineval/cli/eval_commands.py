@@ -72,6 +72,9 @@ def eval_command(
     print_suite: Annotated[
         bool, typer.Option("--print-suite", help="Print the equivalent suite YAML and exit 0.")
     ] = False,
+    mlflow: Annotated[
+        str | None, typer.Option(help="Also log the run to this MLflow tracking URI (docs/mlflow.md).")
+    ] = None,
 ) -> None:
     from clineval.catalogue.build import default_data_dir, suite_mapping, suite_yaml, write_suite
     from clineval.catalogue.entries import get_entries
@@ -99,7 +102,7 @@ def eval_command(
         cache_path=None if no_cache else DEFAULT_CACHE,
         policy=CallPolicy(timeout_s=timeout),
     )
-    _run_and_report(request, out, allow_degraded=allow_degraded)
+    _run_and_report(request, out, allow_degraded=allow_degraded, mlflow=mlflow)
 
 
 eval_command.__doc__ = EVAL_HELP

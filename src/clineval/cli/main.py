@@ -87,7 +87,18 @@ def _report_context(run: RunResult) -> ReportContext:
     return ReportContext(scorers=scorers, load_dataset=lambda fmt, opts, base: DATASETS.get(fmt)(opts, base))
 
 
-def _finish(run: RunResult, out: Path | None, gates: Sequence[GateDecision] = ()) -> None:
+MlflowOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="Log params, headline and per-stratum metrics with intervals, and the reports to this MLflow "
+        "tracking URI (e.g. sqlite:///mlflow.db; needs the mlflow extra; docs/mlflow.md).",
+    ),
+]
+
+
+def _finish(
+    run: RunResult, out: Path | None, gates: Sequence[GateDecision] = (), *, mlflow: str | None = None
+) -> None:
     from clineval.analysis import degradation
     from clineval.report import print_run_summary
 
@@ -103,6 +114,10 @@ def _finish(run: RunResult, out: Path | None, gates: Sequence[GateDecision] = ()
 
         paths = write_reports(run, out, gates, context=_report_context(run))
         console.print(f"reports: {', '.join(str(p) for p in paths)}")
+    if mlflow is not None:
+        from clineval.integrations.mlflow_log import log_run  # lazy: the extra is optional
+
+        console.print(f"mlflow: run {log_run(run, tracking_uri=mlflow, report_dir=out)} at {escape(mlflow)}")
 
 
 @app.command()
@@ -148,6 +163,7 @@ def run(
     allow_degraded: Annotated[
         bool, typer.Option("--allow-degraded", help="Exit 0 even when the run is degraded (still warned).")
     ] = False,
+    mlflow: MlflowOpt = None,
     prices: Annotated[
         Path | None,
         typer.Option(
@@ -184,19 +200,21 @@ def run(
         degraded_threshold=degraded_threshold,
         prices=prices,
     )
-    _run_and_report(request, out, allow_degraded=allow_degraded)
+    _run_and_report(request, out, allow_degraded=allow_degraded, mlflow=mlflow)
 
 
 EXIT_DEGRADED = 3  # finished, stored and reported, but a component failed on too many cases
 
 
-def _run_and_report(request: api.RunRequest, out: Path | None, *, allow_degraded: bool = False) -> None:
+def _run_and_report(
+    request: api.RunRequest, out: Path | None, *, allow_degraded: bool = False, mlflow: str | None = None
+) -> None:
     from clineval import api
     from clineval.analysis import degradation
 
     with progress.progress_hooks(err_console) as hooks:
         result = api.run_suite(request, hooks=hooks, on_start=lambda rid: err_console.print(f"run {rid}"))
-    _finish(result, out)
+    _finish(result, out, mlflow=mlflow)
     if degradation.is_degraded(result.info.provenance) and not allow_degraded:
         err_console.print(
             f"[red]degraded:[/red] run {result.run_id} is stored and reported, but its numbers are not "

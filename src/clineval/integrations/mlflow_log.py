@@ -18,6 +18,7 @@ One MLflow run per call (never an overwrite), in the experiment named by ``exper
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 import time
@@ -142,6 +143,7 @@ def _client(tracking_uri: str | None) -> MlflowClient:
         from mlflow import MlflowClient
     except ImportError:
         raise UserInputError(NEEDS_EXTRA) from None
+    logging.getLogger("mlflow").setLevel(logging.WARNING)  # its INFO lines (table creation) are not ours
     return MlflowClient(tracking_uri=tracking_uri)
 
 
