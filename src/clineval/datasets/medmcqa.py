@@ -8,8 +8,9 @@ from typing import Any
 
 from clineval.core import Case, CaseInput, LoadedDataset, Reference
 from clineval.core.errors import DataFileError
-from clineval.datasets._io import require, resolve
-from clineval.datasets.cases import PathOptions, case_id_for, jsonl_dataset
+from clineval.datasets._io import require
+from clineval.datasets.cases import case_id_for
+from clineval.datasets.hf import SourceOptions, jsonl_source_dataset, source_bytes
 
 LETTERS = "ABCD"
 OPTION_FIELDS = ("opa", "opb", "opc", "opd")
@@ -17,7 +18,8 @@ METADATA_FIELDS = ("subject_name", "topic_name", "choice_type")
 
 
 def load_medmcqa(options: Mapping[str, Any], base_dir: Path) -> LoadedDataset:
-    path = resolve(PathOptions.model_validate(options).path, base_dir)
+    src = source_bytes(SourceOptions.model_validate(options), base_dir, "medmcqa")
+    path = src.path
 
     def make_case(row: dict[str, Any], number: int) -> Case:
         question = require(row, "question", path, number)
@@ -36,4 +38,4 @@ def load_medmcqa(options: Mapping[str, Any], base_dir: Path) -> LoadedDataset:
             metadata={key: row[key] for key in METADATA_FIELDS if row.get(key) is not None},
         )
 
-    return jsonl_dataset(path, make_case)
+    return jsonl_source_dataset(src, make_case)

@@ -12,12 +12,14 @@ from typing import Any
 
 from clineval.core import Case, CaseInput, LoadedDataset, Reference
 from clineval.core.errors import DataFileError
-from clineval.datasets._io import require, resolve
-from clineval.datasets.cases import PathOptions, case_id_for, jsonl_dataset
+from clineval.datasets._io import require
+from clineval.datasets.cases import case_id_for
+from clineval.datasets.hf import SourceOptions, jsonl_source_dataset, source_bytes
 
 
 def load_medqa(options: Mapping[str, Any], base_dir: Path) -> LoadedDataset:
-    path = resolve(PathOptions.model_validate(options).path, base_dir)
+    src = source_bytes(SourceOptions.model_validate(options), base_dir, "medqa")
+    path = src.path
 
     def make_case(row: dict[str, Any], number: int) -> Case:
         question = require(row, "question", path, number)
@@ -34,4 +36,4 @@ def load_medqa(options: Mapping[str, Any], base_dir: Path) -> LoadedDataset:
             metadata={"meta_info": row["meta_info"]} if "meta_info" in row else {},
         )
 
-    return jsonl_dataset(path, make_case)
+    return jsonl_source_dataset(src, make_case)

@@ -10,19 +10,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from clineval.core import Case, CaseInput, LoadedDataset, Reference
 from clineval.core.errors import DataFileError
 from clineval.datasets._io import file_hash, load_json, read_bytes, resolve
+from clineval.datasets.hf import SourceOptions, source_bytes
 
 OPTIONS = {"A": "yes", "B": "no", "C": "maybe"}
 LETTER_OF = {label: letter for letter, label in OPTIONS.items()}
 
 
-class PubMedQAOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    path: str
+class PubMedQAOptions(SourceOptions):
     ground_truth: str | None = None
     contexts: bool = True
 
@@ -41,10 +38,10 @@ def _as_object(value: Any, path: Path) -> dict[str, Any]:
 
 def load_pubmedqa(options: Mapping[str, Any], base_dir: Path) -> LoadedDataset:
     opts = PubMedQAOptions.model_validate(options)
-    path = resolve(opts.path, base_dir)
-    data = read_bytes(path)
+    src = source_bytes(opts, base_dir, "pubmedqa")
+    path, data = src.path, src.data
     records = _as_object(load_json(path, data), path)
-    digest = file_hash(data)
+    digest = src.content_hash
     gold_path = None
     if opts.ground_truth is not None:
         gold_path = resolve(opts.ground_truth, base_dir)
@@ -78,4 +75,4 @@ def load_pubmedqa(options: Mapping[str, Any], base_dir: Path) -> LoadedDataset:
                 metadata={"year": str(record["YEAR"])} if record.get("YEAR") else {},
             )
         )
-    return LoadedDataset(cases=cases, content_hash=digest, source=str(gold_path or path))
+    return LoadedDataset(cases=cases, content_hash=digest, source=str(gold_path or src.source))
