@@ -179,7 +179,7 @@ def test_missing_key_without_near_miss_names_the_mapping(tmp_path: Path) -> None
             7,
             "xyzzy",
             "tasks[0].dataset",
-            "path",
+            "hf, name, path, revision, split",  # a local file, or a Hugging Face dataset (issue 15)
         ),
         (
             "    scorers: [mcq]\n",

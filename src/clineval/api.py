@@ -200,7 +200,7 @@ async def _execute(
         concurrency=request.concurrency, policy=request.policy, cache=cache, retry_failed=request.retry_failed
     )
     stats: dict[str, TaskStats] = {}
-    warnings: list[str] = []
+    warnings: list[str] = [w for task in suite.tasks for w in task.warnings]  # raised while loading
     try:
         with store.writer(run_id) as writer:
             for task in suite.tasks:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -16,6 +17,7 @@ from clineval.config.yaml_lines import Loc, LocatedYaml, load_yaml
 from clineval.core import Case, ComponentSpec, Scorer, SuiteSpec, System, TaskSpec
 from clineval.core.errors import SuiteError
 from clineval.datasets import DATASETS, sample_cases
+from clineval.datasets.hf import UnpinnedRevisionWarning
 from clineval.runner.judging import JudgeStep
 from clineval.runner.selection import SelectionStep
 from clineval.scoring.registry import SCORERS
@@ -32,6 +34,7 @@ class BuiltTask:
     scorers: list[Scorer]
     selection: SelectionStep | None = None
     judge: JudgeStep | None = None
+    warnings: list[str] = field(default_factory=list)  # raised while loading (go to the run's provenance)
 
 
 @dataclass
@@ -68,7 +71,12 @@ def _build_task(doc: LocatedYaml, index: int, task: TaskEntry, limit: int | None
     loc: Loc = ("tasks", index)
     ds_loc, sys_loc = (*loc, "dataset"), (*loc, "system")
     loader = DATASETS.get(task.dataset.format, path=str(doc.path), line=doc.line_of((*ds_loc, "format")))
-    dataset = _validated(doc, ds_loc, lambda: loader(task.dataset.options(), base))
+    with warnings.catch_warnings(record=True) as caught:  # e.g. an unpinned Hugging Face revision
+        warnings.simplefilter("always", UnpinnedRevisionWarning)
+        dataset = _validated(doc, ds_loc, lambda: loader(task.dataset.options(), base))
+    load_warnings = [
+        f"task {task.id}: {w.message}" for w in caught if issubclass(w.category, UnpinnedRevisionWarning)
+    ]
     factory = SYSTEMS.get(task.system.type, path=str(doc.path), line=doc.line_of((*sys_loc, "type")))
     system = _validated(doc, sys_loc, lambda: factory(task.system.options(), base))
     scorers, scorer_specs = [], []
@@ -110,7 +118,15 @@ def _build_task(doc: LocatedYaml, index: int, task: TaskEntry, limit: int | None
         selection=selection.system.spec if selection else None,
         judge=_judge_spec(judge) if judge else None,
     )
-    return BuiltTask(spec=spec, cases=cases, system=system, scorers=scorers, selection=selection, judge=judge)
+    return BuiltTask(
+        spec=spec,
+        cases=cases,
+        system=system,
+        scorers=scorers,
+        selection=selection,
+        judge=judge,
+        warnings=load_warnings,
+    )
 
 
 def _build_judge(
