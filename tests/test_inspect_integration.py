@@ -20,7 +20,6 @@ inspect accuracy 2/6, clineval 3/6; equal (2/5) on the five samples where the ru
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -100,12 +99,13 @@ def rows() -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def logs(rows: list[dict[str, Any]], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    os.environ.setdefault("OPENAI_API_KEY", "dummy-key")
     folder = tmp_path_factory.mktemp("inspect")
-    return {
-        "mixed": _eval(rows, COMPLETIONS, folder / "mixed"),
-        "perfect": _eval(rows, [f"ANSWER: {r['answer_idx']}" for r in rows], folder / "perfect"),
-    }
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("OPENAI_API_KEY", "dummy-key")  # inspect wants a key; the server ignores it
+        return {
+            "mixed": _eval(rows, COMPLETIONS, folder / "mixed"),
+            "perfect": _eval(rows, [f"ANSWER: {r['answer_idx']}" for r in rows], folder / "perfect"),
+        }
 
 
 def test_clineval_scorer_in_inspect_equals_clineval_mcq(logs: dict[str, Path]) -> None:
