@@ -182,3 +182,22 @@ def test_without_the_hf_extra_one_clean_line(tmp_path: Path, monkeypatch: pytest
     with pytest.raises(UserInputError) as err:
         load_medqa({"hf": "GBaker/MedQA-USMLE-4-options", "revision": SHA, "split": "test"}, tmp_path)
     assert str(err.value) == EXTRA_HINT == "needs the hf extra: pip install 'clineval[hf]'"
+
+
+def test_an_unpinned_revision_reaches_the_run_provenance(tmp_path: Path) -> None:
+    from clineval import api
+
+    repo, _ = _medqa_repo(tmp_path)
+    cases = load_medqa({"hf": str(repo), "split": "test", "revision": SHA}, tmp_path).cases
+    (tmp_path / "p.jsonl").write_text("".join(json.dumps({"id": c.id, "output": "A"}) + "\n" for c in cases))
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        "name: hf\ntasks:\n  - id: t\n"
+        f"    dataset: {{format: medqa, hf: {repo}, split: test}}\n"
+        "    system: {type: predictions, path: p.jsonl}\n    scorers: [mcq]\n"
+    )
+    run = api.run_suite(
+        api.RunRequest(suite_path=suite, store_url=f"sqlite:///{tmp_path / 's.db'}", cache_path=None)
+    )
+    warned = [w for w in run.info.provenance["warnings"] if "revision" in w]
+    assert len(warned) == 1 and warned[0].startswith("task t: ")
