@@ -98,7 +98,7 @@ def test_model_specs_each_provider_and_overrides() -> None:
         (["eval", "medqa,nope", "--model", "vllm/x"], "known tasks: medqa"),
         (["eval", "mmlu_anatomy", "--model", "vllm/x"], "MMLU is not packaged"),
         (["eval", "healthbench", "--model", "vllm/x"], "--grader"),
-        (["eval", "medqa", "--model", "vllm/x", "--data", "/nonexistent"], "not found"),
+        (["eval", "open_xddx", "--model", "vllm/x", "--data", "/nonexistent"], "not found"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(args: list[str], needle: str) -> None:
@@ -153,3 +153,18 @@ def test_one_command_ddx_and_golden_runs(tmp_path: Path, start_server: StartServ
     report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
     assert set(report["task_scores"]) == {"open_xddx", "golden_set"}
     assert report["task_scores"]["open_xddx"]["n"] == 4
+
+
+def test_without_local_data_medqa_and_medmcqa_use_their_hugging_face_datasets(tmp_path: Path) -> None:
+    """Issue 15: the catalogue uses HF sources when no local path is given (an unpinned revision: the run
+    records a warning); tasks without a public HF dataset still need their files."""
+    from clineval.catalogue.build import task_mapping
+    from clineval.catalogue.entries import get_entries
+    from clineval.catalogue.models import parse_model
+
+    model = parse_model("vllm/m", None)
+    medqa, medmcqa = (task_mapping(e, model, tmp_path)["dataset"] for e in get_entries("medqa,medmcqa"))
+    assert medqa == {"format": "medqa", "hf": "GBaker/MedQA-USMLE-4-options", "split": "test"}
+    assert medmcqa == {"format": "medmcqa", "hf": "openlifescienceai/medmcqa", "split": "validation"}
+    with pytest.raises(UserInputError, match=r"data file .* not found"):
+        task_mapping(get_entries("open_xddx")[0], model, tmp_path)

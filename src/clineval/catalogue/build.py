@@ -39,6 +39,8 @@ def _dataset(entry: CatalogueEntry, data_dir: Path) -> dict[str, Any]:
     paths = {key: (root / rel).resolve() for key, rel in entry.paths.items()}
     for path in paths.values():
         if not path.is_file():
+            if entry.hf is not None:  # the public Hugging Face dataset instead (needs the hf extra; unpinned)
+                return {"format": entry.dataset_format, **entry.hf, **entry.dataset_options}
             where = "the repository" if entry.root == "repo" else f"--data {data_dir} (or ${DATA_ENV})"
             raise UserInputError(f"task {entry.name}: data file {path} not found", hint=f"looked in {where}")
     return {"format": entry.dataset_format, **{k: str(p) for k, p in paths.items()}, **entry.dataset_options}

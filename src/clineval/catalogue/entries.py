@@ -44,6 +44,7 @@ class CatalogueEntry:
     prompt: str = MCQ_PROMPT
     needs_grader: bool = False
     output: str = "text"  # the openai system's ``output``: "structured" reads a JSON reply (DDx, CDS)
+    hf: dict[str, str] | None = None  # the public Hugging Face dataset used when the local file is missing
     unavailable: str | None = None  # why `clineval eval` cannot run it here (data not packaged)
 
 
@@ -68,6 +69,7 @@ _ENTRIES = [
         title="MedQA (USMLE, US, 4 options), test",
         dataset_format="medqa",
         paths={"path": "medqa_usmle_4opt/phrases_no_exclude_test.jsonl"},
+        hf={"hf": "GBaker/MedQA-USMLE-4-options", "split": "test"},
         root="shared",
         size="1273",
         metric="accuracy",
@@ -80,6 +82,7 @@ _ENTRIES = [
         title="MedMCQA, dev",
         dataset_format="medmcqa",
         paths={"path": "medmcqa_dev/dev.json"},
+        hf={"hf": "openlifescienceai/medmcqa", "split": "validation"},
         root="shared",
         size="4183",
         metric="accuracy",
