@@ -16,6 +16,7 @@ from rich.markup import escape
 from clineval.cli import (
     adjudication_commands,
     eval_commands,
+    import_commands,
     pipeline_commands,
     progress,
     release_commands,
@@ -48,6 +49,7 @@ app.command("feedback")(store_commands.feedback_command)
 app.command("view")(view_commands.view_command)
 adjudication_commands.register(app)
 eval_commands.register(app)
+import_commands.register(app)
 
 
 def _print_version(value: bool) -> None:
