@@ -46,13 +46,11 @@ from functools import lru_cache
 from typing import Literal, TypeAlias
 
 from clineval.text import acronyms, ontology_match
-from clineval.text.abbreviations import expand_tokens
 from clineval.text.compositional import components
 from clineval.text.diagnosis_vocab import DiagnosisVocabulary, load_vocabulary, name_forms, name_key
+from clineval.text.name_features import NameFeatures, analyse, conflict, overlap
 from clineval.text.ontology_match import NONE as NO_CONCEPTS
 from clineval.text.ontology_match import Concepts, concepts_of
-from clineval.text.stemming import stem
-from clineval.text.stopwords import STOP_WORDS
 
 Tier: TypeAlias = Literal["exact", "synonym", "hierarchy", "overlap"]
 TIERS: tuple[Tier, ...] = ("exact", "synonym", "hierarchy", "overlap")
@@ -76,42 +74,8 @@ _MAY_COMPOSE = re.compile(
     r"including|e\.g|left|right|bilateral|unilateral|associated|mediated|sided|of)\b",
     re.IGNORECASE,
 )
-OVERLAP_BASE, OVERLAP_SLOPE, OVERLAP_MIN_JACCARD, OVERLAP_MIN_SUBTYPE_JACCARD = 0.55, 0.35, 0.5, 0.3
+OVERLAP_BASE, OVERLAP_SLOPE = 0.55, 0.35
 
-_LATERAL = frozenset({"left", "right", "bilateral", "unilateral"})
-_NEGATION = frozenset({"non", "no", "not", "without", "absent"})
-_GENERIC = frozenset(
-    {"disease", "syndrome", "disorder", "infection", "condition", "illness", "mellitus", "virus", "fever",
-     "species", "headache"}
-)  # fmt: skip
-# Generic heads that say the same thing ("Ebola virus" ~ "Ebola infection"; "disease" ~ "disorder");
-# "syndrome" stays apart ("Cushing disease" != "Cushing syndrome").
-_GENERIC_CLASS = {"virus": "infection", "fever": "infection", "species": "infection", "disorder": "disease",
-                  "condition": "disease", "illness": "disease"}  # fmt: skip
-# Organ nouns and their adjectives name the same site ("bowel obstruction" ~ "intestinal obstruction").
-_SITE_SYNONYMS = {
-    stem(w): stem(c)
-    for w, c in (("intestinal", "bowel"), ("intestine", "bowel"), ("kidney", "renal"), ("liver", "hepatic"),
-                 ("heart", "cardiac"), ("lung", "pulmonary"), ("pulmonic", "pulmonary"),
-                 ("brain", "cerebral"), ("stomach", "gastric"), ("humerus", "humeral"), ("femur", "femoral"))
-}  # fmt: skip
-# "type 2": the number decides, the marker word is skipped
-_MARKERS = frozenset({"type", "types", "grade", "stage", "class", "degree", "phase", "sided"})
-# Words one name may add without narrowing the disease (severity, course, certainty): stems.
-_SAME_QUALIFIERS = frozenset(
-    stem(w)
-    for w in ("acute", "severe", "mild", "moderate", "benign", "suspected", "possible", "probable", "likely",
-              "presumed", "simple", "uncomplicated", "clinical", "idiopathic", "true", "classic", "typical",
-              "valve", "valvular")
-)  # fmt: skip
-# Modifiers that turn one disease's name into another's: never merged by overlap ("German measles").
-_OTHER_DISEASE = frozenset(
-    stem(w)
-    for w in ("german", "insipidus", "pseudo", "para", "mellitus", "heat", "hemophilus", "haemophilus")
-)
-_LINK = frozenset(
-    {"of", "with", "due", "secondary", "from", "in", "caused", "associated", "after", "following", "related"}
-)
 _CACHE_LIMIT = 100_000
 
 
@@ -123,74 +87,6 @@ class Equivalence:
     tier: Tier | None
     confidence: float
     explanation: str
-
-
-@dataclass(frozen=True, slots=True)
-class NameFeatures:
-    """What the overlap tier compares: head stem, specific stems, discriminators, generic words."""
-
-    head: str
-    specific: frozenset[str]
-    head_specific: frozenset[str]
-    discriminators: frozenset[str]
-    generic: frozenset[str]
-
-
-_CANCER_WORDS = {"carcinoma": ("cancer",), "malignancy": ("cancer",), "adenocarcinoma": ("adeno", "cancer")}
-_MALIGNANT_NOUNS = frozenset({"neoplasm", "tumor", "growth"})
-
-
-def _cancer_words(tokens: list[str]) -> list[str]:
-    """Cancer named as "carcinoma", "malignancy" or "malignant neoplasm/tumor" reads as "cancer"; an
-    adenocarcinoma is a cancer that adds "adeno" ("adenocarcinoma of the colon" narrows "colon cancer")."""
-    out: list[str] = []
-    for tok in tokens:
-        if tok in _MALIGNANT_NOUNS and out and out[-1] == "malignant":
-            out[-1] = "cancer"
-        else:
-            out.extend(_CANCER_WORDS.get(tok, (tok,)))
-    return out
-
-
-def _site(stemmed: str) -> str:
-    return _SITE_SYNONYMS.get(stemmed, stemmed)
-
-
-def _generic_class(words: frozenset[str]) -> frozenset[str]:
-    return frozenset(_GENERIC_CLASS.get(w, w) for w in words)
-
-
-@lru_cache(maxsize=32768)
-def analyse(name: str) -> NameFeatures:
-    """The overlap features of a name's main form (its abbreviation-expanded form when it has one)."""
-    main = name_forms(name)[0]
-    tokens = _cancer_words(expand_tokens(main.split()) or main.split())
-    head = ""
-    specific: set[str] = set()
-    disc: set[str] = set()
-    generic: set[str] = set()
-    head_specific: set[str] = set()
-    in_head_phrase = True
-    for i, tok in enumerate(tokens):
-        if tok in _LINK and (tok not in ("secondary", "related") or tokens[i + 1 : i + 2] == ["to"]):
-            in_head_phrase = False
-            continue
-        if tok in _MARKERS:
-            continue
-        if not in_head_phrase and tok not in STOP_WORDS:
-            specific.add(_site(stem(tok)))
-        elif tok.isdigit() or tok in _LATERAL or tok in _NEGATION or (len(tok) == 1 and (tok != "a" or i)):
-            disc.add(tok)
-        elif tok in _GENERIC:
-            generic.add(tok)
-        elif tok not in STOP_WORDS:
-            s = _site(stem(tok))
-            specific.add(s)
-            head = s
-            head_specific.add(s)
-    return NameFeatures(
-        head, frozenset(specific), frozenset(head_specific), frozenset(disc), frozenset(generic)
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,62 +177,6 @@ def _hierarchy(a: _Resolved, b: _Resolved, vocab: DiagnosisVocabulary) -> tuple[
     return best
 
 
-@dataclass(frozen=True, slots=True)
-class _Overlap:
-    jaccard: float  # 0.0: no overlap (``why`` says which rule failed)
-    why: str = ""
-    added: frozenset[str] = frozenset()  # what the longer name adds that narrows it ("small cell"), if any
-
-
-def _discriminators(a: NameFeatures, b: NameFeatures) -> tuple[bool, frozenset[str], str]:
-    """(compatible, the discriminators only one side has, why not). Laterality on one side only is a
-    detail ("left pneumothorax" is a pneumothorax); a number or letter on one side only narrows ("type 1
-    neurofibromatosis" is a neurofibromatosis); different values, or a negation on one side, conflict."""
-    la, lb = a.discriminators & _LATERAL, b.discriminators & _LATERAL
-    if la and lb and la != lb:
-        return False, frozenset(), f"laterality differs: {sorted(la)} vs {sorted(lb)}"
-    da, db = a.discriminators - _LATERAL, b.discriminators - _LATERAL
-    if da == db:
-        return True, frozenset(), ""
-    extra = da ^ db
-    if (da <= db or db <= da) and not extra & _NEGATION:
-        return True, extra, ""
-    return False, frozenset(), f"qualifiers differ: {sorted(a.discriminators)} vs {sorted(b.discriminators)}"
-
-
-def _overlap(a: NameFeatures, b: NameFeatures) -> _Overlap:
-    """The overlap of two names' features: Jaccard and what the longer adds, or why there is none."""
-    if not a.specific or not b.specific:
-        return _Overlap(0.0, "no specific content words")
-    compatible, narrowing, why = _discriminators(a, b)
-    if not compatible:
-        return _Overlap(0.0, why)
-    ca, cb = a.specific & _COURSE, b.specific & _COURSE
-    if ca and cb and ca != cb:
-        return _Overlap(0.0, f"course differs: {sorted(ca)} vs {sorted(cb)}")
-    if a.head != b.head:
-        return _Overlap(0.0, f"head nouns differ: {a.head!r} vs {b.head!r}")
-    only_a, only_b = a.specific - b.specific, b.specific - a.specific
-    narrows_a = (only_a - _SAME_QUALIFIERS) | (a.discriminators - b.discriminators - _LATERAL)
-    narrows_b = (only_b - _SAME_QUALIFIERS) | (b.discriminators - a.discriminators - _LATERAL)
-    if (narrows_a and narrows_b) or (only_a and only_b and (narrows_a or narrows_b)):
-        # siblings: "simple" vs "hypothalamic obesity", "autoimmune hepatitis" vs "hepatitis B or C"
-        return _Overlap(0.0, f"both add words: {sorted(only_a ^ only_b)}")
-    if a.generic and b.generic and _generic_class(a.generic) != _generic_class(b.generic):
-        return _Overlap(0.0, f"{'/'.join(sorted(a.generic))} vs {'/'.join(sorted(b.generic))}")
-    blocked = (a.specific ^ b.specific) & _OTHER_DISEASE
-    if blocked:  # "German measles" is rubella, "diabetes insipidus" is no diabetes mellitus
-        return _Overlap(0.0, f"{'/'.join(sorted(blocked))!r} makes it another disease")
-    added = frozenset((a.specific ^ b.specific) - _SAME_QUALIFIERS) | narrowing
-    jaccard = len(a.specific & b.specific) / len(a.specific | b.specific)
-    if a.head_specific == b.head_specific:  # "X" vs "X due to Y": the same condition, its cause named
-        jaccard = max(jaccard, OVERLAP_MIN_JACCARD)
-    floor = OVERLAP_MIN_SUBTYPE_JACCARD if added else OVERLAP_MIN_JACCARD
-    if jaccard < floor:
-        return _Overlap(0.0, f"overlap too small (Jaccard {jaccard:.2f} < {floor})")
-    return _Overlap(jaccard, "", added)
-
-
 def _exact(a: _Resolved, b: _Resolved) -> Equivalence | None:
     same = a.forms & b.forms
     if not same:
@@ -371,20 +211,6 @@ def _curated(
     return None
 
 
-_COURSE = frozenset(stem(w) for w in ("acute", "chronic", "subacute", "congenital", "acquired"))
-
-
-def _conflict(a: NameFeatures, b: NameFeatures) -> str | None:
-    """Why two names cannot be one disease whatever a terminology says: a different course ("acute" vs
-    "chronic bronchitis", both EXACT synonyms of one Disease Ontology concept) or incompatible
-    discriminators (type 1 vs type 2, left vs right, a negation on one side)."""
-    ca, cb = a.specific & _COURSE, b.specific & _COURSE
-    if ca and cb and ca != cb:
-        return f"course differs: {sorted(ca)} vs {sorted(cb)}"
-    compatible, _, why = _discriminators(a, b)
-    return None if compatible else why
-
-
 def _known(r: _Resolved) -> bool:
     return bool(r.groups or r.nodes)
 
@@ -395,7 +221,7 @@ def _ontology(a: _Resolved, b: _Resolved, allow_hierarchy: bool) -> Equivalence 
     ca, cb = a.concepts, b.concepts
     if not (ca.exact or ca.narrow_evidence) or not (cb.exact or cb.narrow_evidence):
         return None  # most pairs: a name the ontology does not know
-    if (_known(a) and _known(b)) or _conflict(a.features, b.features):
+    if (_known(a) and _known(b)) or conflict(a.features, b.features):
         return None
     found = ontology_match.shared(a.concepts, b.concepts)
     if found is not None:
@@ -428,7 +254,7 @@ def _components(a: _Resolved, b: _Resolved, vocab: DiagnosisVocabulary) -> Equiv
         for role, part in x.parts:
             p = _resolve(part, vocab)
             for where, t in targets:
-                if _conflict(p.features, t.features):
+                if conflict(p.features, t.features):
                     continue
                 eq = _exact(p, t) or _curated(p, t, vocab, False) or _ontology(p, t, False)
                 if eq is not None:
@@ -477,7 +303,7 @@ def _compare(a: _Resolved, b: _Resolved, vocab: DiagnosisVocabulary, allow_hiera
         ca, cb = apart
         why = f"distinct concepts {ca} {term.label(ca)} and {cb} {term.label(cb)} ({ONTOLOGY})"
         return Equivalence(False, None, 0.0, f"no tier matched ({why})")
-    ov = _overlap(a.features, b.features)
+    ov = overlap(a.features, b.features)
     if ov.added:  # the longer name narrows the shorter: a subtype by name, not the same disease
         if not allow_hierarchy:
             return Equivalence(False, None, 0.0, "a subtype by name; hierarchy not allowed")
