@@ -184,3 +184,23 @@ def test_the_shipped_example_pipeline_runs_end_to_end(tmp_path: Path) -> None:
     assert len(production.results) == 48
     assert production.aggregates["production"].scores["schema_pass_rate"] == pytest.approx(46 / 48)
     assert sorted(r.case_id for r in production.results if r.failed) == ["rec-0025", "rec-0050"]
+
+
+def test_pipeline_steps_are_logged_to_mlflow(
+    setup: tuple[Path, str, str],
+    http_server: _Server,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from mlflow import MlflowClient
+
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    folder, url, hook = setup
+    tracking = f"file://{folder}/mlruns"
+    config = _config(folder, _suite(folder, "tonight", set()), hook)
+    result = run_pipeline("nightly", config, store_url=url, mlflow_uri=tracking)
+    (step,) = result.steps
+    assert step.status == "pass" and not [w for w in step.warnings if w.startswith("mlflow")]
+    client = MlflowClient(tracking_uri=tracking)
+    runs = [r for e in client.search_experiments() for r in client.search_runs([e.experiment_id])]
+    assert [r.data.tags["clineval.run_id"] for r in runs] == [step.run_id]
+    assert runs[0].data.params["tenant"] == "acme" and runs[0].data.params["run_type"] == "nightly"

@@ -17,12 +17,17 @@ StoreOverride = Annotated[
     str | None, typer.Option("--store", help="SQLAlchemy URL of the store (default: the file's store:).")
 ]
 JsonOut = Annotated[Path | None, typer.Option("--json-out", help="Also write the result as JSON here.")]
+MlflowOpt = Annotated[
+    str | None, typer.Option("--mlflow", help="Also log each step's run to this MLflow tracking URI.")
+]
 
 
-def _run(kind: str, config: Path, store: str | None, json_out: Path | None) -> None:
+def _run(
+    kind: str, config: Path, store: str | None, json_out: Path | None, mlflow: str | None = None
+) -> None:
     from clineval.pipelines import run_pipeline
 
-    result = run_pipeline(kind, config, store_url=store)
+    result = run_pipeline(kind, config, store_url=store, mlflow_uri=mlflow)
     console.print(result.summary(), highlight=False, markup=False, soft_wrap=True)
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
@@ -35,13 +40,17 @@ def _run(kind: str, config: Path, store: str | None, json_out: Path | None) -> N
 
 @pipeline_app.command("nightly")
 @user_errors
-def nightly(config: ConfigArg, store: StoreOverride = None, json_out: JsonOut = None) -> None:
+def nightly(
+    config: ConfigArg, store: StoreOverride = None, json_out: JsonOut = None, mlflow: MlflowOpt = None
+) -> None:
     """Tier 1 on production recommendations, Tier 2/3 on curated sets; store, check, alert."""
-    _run("nightly", config, store, json_out)
+    _run("nightly", config, store, json_out, mlflow)
 
 
 @pipeline_app.command("weekly")
 @user_errors
-def weekly(config: ConfigArg, store: StoreOverride = None, json_out: JsonOut = None) -> None:
+def weekly(
+    config: ConfigArg, store: StoreOverride = None, json_out: JsonOut = None, mlflow: MlflowOpt = None
+) -> None:
     """Tier 4 (LLM judge) steps: stored and tracked, never gating."""
-    _run("weekly", config, store, json_out)
+    _run("weekly", config, store, json_out, mlflow)

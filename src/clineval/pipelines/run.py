@@ -134,7 +134,23 @@ def _floors(run: RunResult, floors: dict[str, float]) -> list[FloorCheck]:
     return checks
 
 
-def _run_step(config: PipelineConfig, kind: str, step: StepEntry, store_url: str) -> StepResult:
+def _log_mlflow(run: RunResult, mlflow_uri: str | None, warnings: list[str]) -> list[str]:
+    """Log the step's run to MLflow when asked; a logging failure is a warning of the step, not its error
+    (the evaluation itself is stored and gated either way)."""
+    if mlflow_uri is None:
+        return warnings
+    from clineval.integrations.mlflow_log import log_run  # lazy: the mlflow extra is optional
+
+    try:
+        log_run(run, tracking_uri=mlflow_uri, report_dir=None)
+    except ClinevalError as err:
+        return [*warnings, f"mlflow: {err}"]
+    return warnings
+
+
+def _run_step(
+    config: PipelineConfig, kind: str, step: StepEntry, store_url: str, mlflow_uri: str | None = None
+) -> StepResult:
     tenant = config.file.tenant
     request = api.RunRequest(
         suite_path=config.suite_path(step),
@@ -149,7 +165,9 @@ def _run_step(config: PipelineConfig, kind: str, step: StepEntry, store_url: str
         run_id = run.run_id
         if run.info.status != "finished":
             return StepResult(step.name, "error", run_id, error=f"run ended {run.info.status}")
-        warnings = run.info.provenance.get("degradation", {}).get("warnings", [])
+        warnings = _log_mlflow(
+            run, mlflow_uri, run.info.provenance.get("degradation", {}).get("warnings", [])
+        )
         if kind == "weekly" or not step.gating:
             return StepResult(step.name, "tracked", run_id, warnings=warnings)
         floors = _floors(run, step.floors)
@@ -194,9 +212,14 @@ def _alert(config: PipelineConfig, kind: str, steps: list[StepResult]) -> Alert:
 
 
 def run_pipeline(
-    kind: str, config: str | Path | PipelineConfig, *, store_url: str | None = None
+    kind: str,
+    config: str | Path | PipelineConfig,
+    *,
+    store_url: str | None = None,
+    mlflow_uri: str | None = None,
 ) -> PipelineResult:
-    """Run every step of the ``nightly`` or ``weekly`` pipeline in ``config``; alerts when one fails."""
+    """Run every step of the ``nightly`` or ``weekly`` pipeline in ``config``; alerts when one fails.
+    ``mlflow_uri``: also log each step's run to that MLflow tracking URI (no report artifacts)."""
     if kind not in KINDS:
         raise UserInputError(f"unknown pipeline {kind!r}", hint=f"use one of: {', '.join(KINDS)}")
     loaded = config if isinstance(config, PipelineConfig) else load_pipeline_config(config)
@@ -207,7 +230,7 @@ def run_pipeline(
     if loaded.file.alerts is not None:
         alerts = load_alert_config(loaded.file.alerts, path=loaded.path)
     url = store_url or loaded.file.store or api.DEFAULT_STORE
-    results = [_run_step(loaded, kind, step, url) for step in steps]
+    results = [_run_step(loaded, kind, step, url, mlflow_uri) for step in steps]
     outcome = None
     if alerts is not None and any(s.status in ("regression", "error") for s in results):
         outcome = send_alert(_alert(loaded, kind, results), alerts)
