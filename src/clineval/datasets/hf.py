@@ -109,6 +109,7 @@ MAPPINGS: dict[str, tuple[Mapping, str]] = {
     "medqa": (_identity, "jsonl"),  # GBaker/MedQA-USMLE-4-options: the same fields as the JSONL file
     "medmcqa": (_medmcqa_row, "jsonl"),  # openlifescienceai/medmcqa (split "validation" = dev.json)
     "pubmedqa": (_pubmedqa_row, "json"),  # qiaojin/PubMedQA, name: pqa_labeled, split: train
+    "mmlu": (_identity, "jsonl"),  # cais/mmlu, name: SUBJECT, split: test: question, subject, choices, answer
 }
 
 
