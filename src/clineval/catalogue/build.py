@@ -37,10 +37,13 @@ def _dataset(entry: CatalogueEntry, data_dir: Path) -> dict[str, Any]:
         raise UserInputError(f"task {entry.name}: {entry.unavailable}")
     root = REPO_ROOT if entry.root == "repo" else data_dir
     paths = {key: (root / rel).resolve() for key, rel in entry.paths.items()}
+    hf_source = {"format": entry.dataset_format, **(entry.hf or {}), **entry.dataset_options}
+    if not paths and entry.hf is not None:  # no local file at all: the public Hugging Face dataset (MMLU)
+        return hf_source
     for path in paths.values():
         if not path.is_file():
             if entry.hf is not None:  # the public Hugging Face dataset instead (needs the hf extra; unpinned)
-                return {"format": entry.dataset_format, **entry.hf, **entry.dataset_options}
+                return hf_source
             where = "the repository" if entry.root == "repo" else f"--data {data_dir} (or ${DATA_ENV})"
             raise UserInputError(f"task {entry.name}: data file {path} not found", hint=f"looked in {where}")
     return {"format": entry.dataset_format, **{k: str(p) for k, p in paths.items()}, **entry.dataset_options}

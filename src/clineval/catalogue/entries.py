@@ -20,12 +20,6 @@ CHAT_PROMPT = "chat_v1"
 CDS_PROMPT = "cds_json_v1"
 CATALOGUE_PROMPTS = (DDX_PROMPT, CHAT_PROMPT, CDS_PROMPT)
 
-MMLU_HINT = (
-    "MMLU is not packaged (not in the shared data folder): download cais/mmlu (MIT) and run it from a suite "
-    "file with format: csv (question, options A-D, answer letter), or wait for Hugging Face datasets "
-    "(issue 15 item 2)"
-)
-
 
 @dataclass(frozen=True)
 class CatalogueEntry:
@@ -44,22 +38,33 @@ class CatalogueEntry:
     prompt: str = MCQ_PROMPT
     needs_grader: bool = False
     output: str = "text"  # the openai system's ``output``: "structured" reads a JSON reply (DDx, CDS)
-    hf: dict[str, str] | None = None  # the public Hugging Face dataset used when the local file is missing
+    hf: dict[str, str] | None = None  # the public HF dataset: used when a local file is missing, or no paths
     unavailable: str | None = None  # why `clineval eval` cannot run it here (data not packaged)
 
 
+MMLU_TEST_SIZES = {  # cais/mmlu test questions per medical subject
+    "anatomy": 135,
+    "clinical_knowledge": 265,
+    "college_biology": 144,
+    "college_medicine": 173,
+    "medical_genetics": 100,
+    "professional_medicine": 272,
+}
+
+
 def _mmlu(subject: str, title: str) -> CatalogueEntry:
+    """No local file: the public ``cais/mmlu`` config of the subject (unpinned: the run records a warning)."""
     return CatalogueEntry(
         name=f"mmlu_{subject}",
-        title=f"MMLU {title}",
-        dataset_format="csv",
-        paths={"path": f"mmlu/{subject}_test.csv"},
+        title=f"MMLU {title}, test",
+        dataset_format="mmlu",
+        paths={},
+        hf={"hf": "cais/mmlu", "name": subject, "split": "test"},
         root="shared",
-        size="not packaged",
+        size=str(MMLU_TEST_SIZES[subject]),
         metric="accuracy",
-        source="Hendrycks et al. 2021 (cais/mmlu)",
+        source="Hendrycks et al. 2021 (cais/mmlu, Hugging Face)",
         licence="MIT",
-        unavailable=MMLU_HINT,
     )
 
 
