@@ -59,8 +59,11 @@ class RunRequest:
     run_type: RunType = "adhoc"
     degraded_threshold: float = degradation.DEFAULT_THRESHOLD  # see clineval.analysis.degradation
     prices: Path | None = None  # ``--prices``: a price table priced token usage (clineval.analysis.usage)
+    shard: tuple[int, int] | None = None  # (K, N): only the cases of shard K of N (clineval.store.shards)
+    run_id: str | None = None  # the shared run a shard writes into (required with ``shard``)
 
     def __post_init__(self) -> None:
+        _check_shard_options(self)
         if not 0.0 <= self.degraded_threshold <= 1.0:
             raise UserInputError(
                 f"degraded threshold {self.degraded_threshold} is not a fraction",
@@ -68,7 +71,26 @@ class RunRequest:
             )
 
 
-def _check_inputs(suite: BuiltSuite) -> None:
+def _check_shard_options(request: RunRequest) -> None:
+    if (request.shard is None) != (request.run_id is None):
+        raise UserInputError(
+            "--shard and --run-id go together",
+            hint="every shard of a run names the same run id: --shard K/N --run-id R",
+        )
+    if request.shard is not None:
+        k, n = request.shard
+        if n < 1 or not 0 <= k < n:
+            raise UserInputError(f"--shard {k}/{n}: K must be 0..N-1", hint="e.g. --shard 0/4 .. 3/4")
+        if request.resume is not None:
+            raise UserInputError(
+                "--resume does not take --shard",
+                hint="re-run the shard's own command: it runs only its pending cases",
+            )
+        if not request.run_id or len(request.run_id) > 64:
+            raise UserInputError(f"--run-id {request.run_id!r} must be 1 to 64 characters")
+
+
+def check_inputs(suite: BuiltSuite) -> None:
     """Nonsense that would otherwise "finish" with exit 0: an empty task, predictions that match no case,
     combined-score weights naming no known category. Checked before the run is stored or any call made."""
     for task in suite.tasks:
@@ -121,6 +143,10 @@ def run_suite(
     that stores the run as ``interrupted`` and raises :class:`~clineval.interrupts.RunInterrupted`; a store
     that refuses a write mid-run raises a one-line :class:`~clineval.store.errors.StoreWriteError`.
     """
+    if request.shard is not None:
+        from clineval.sharded import run_shard
+
+        return run_shard(request, hooks, on_start).result()
     prices = load_prices(request.prices) if request.prices is not None else None  # a bad file: before any run
     store = ResultStore(request.store_url)
     run_id: str | None = None
@@ -130,31 +156,19 @@ def run_suite(
             _check_resume_options(previous, request)
             suite = load_suite(request.suite_path, limit=previous.suite.limit, seed=previous.suite.seed)
             _check_resumable(previous, suite)
-            _check_inputs(suite)
+            check_inputs(suite)
             run_id = store.claim_run(previous.run_id).run_id  # refused while its process is alive
             done = store.finished_keys(run_id)
         else:
             seed = 0 if request.seed is None else request.seed
             suite = load_suite(request.suite_path, limit=request.limit, seed=seed)
-            _check_inputs(suite)
-            new_id, done, created = uuid.uuid4().hex, set(), datetime.now(UTC)
-            sizes = {t.spec.id: len(t.cases) for t in suite.tasks}
-            options = {t.spec.id: [effective_options(s) for s in t.scorers] for t in suite.tasks}
-            store.create_run(
-                RunInfo(
-                    run_id=new_id,
-                    suite=suite.spec,
-                    status="running",
-                    created_at=created,
-                    provenance=provenance(suite.spec, sizes, options),
-                    tenant_id=request.tenant_id,
-                    run_type=request.run_type,
-                )
-            )
+            check_inputs(suite)
+            new_id, done = uuid.uuid4().hex, set()
+            store.create_run(new_run_info(suite, request, new_id))
             run_id = new_id  # stored: from here on, resumable
         if on_start is not None:
             on_start(run_id)
-        stats, warnings = asyncio.run(_execute(suite, store, run_id, done, request, hooks))
+        stats, warnings = asyncio.run(execute(suite, store, run_id, done, request, hooks))
         return finalize_run(
             store,
             run_id,
@@ -177,6 +191,21 @@ def run_suite(
         store.close()
 
 
+def new_run_info(suite: BuiltSuite, request: RunRequest, run_id: str, **extra: object) -> RunInfo:
+    """The stored row of a new run of ``suite`` (``extra``: more provenance, e.g. ``shards``)."""
+    sizes = {t.spec.id: len(t.cases) for t in suite.tasks}
+    options = {t.spec.id: [effective_options(s) for s in t.scorers] for t in suite.tasks}
+    return RunInfo(
+        run_id=run_id,
+        suite=suite.spec,
+        status="running",
+        created_at=datetime.now(UTC),
+        provenance={**provenance(suite.spec, sizes, options), **extra},
+        tenant_id=request.tenant_id,
+        run_type=request.run_type,
+    )
+
+
 def _resume_command(request: RunRequest, run_id: str) -> str:
     return resume_command(request.suite_path, run_id, request.store_url, DEFAULT_STORE)
 
@@ -187,7 +216,7 @@ def _mark_interrupted(store: ResultStore, run_id: str) -> None:
         store.mark_interrupted(run_id)
 
 
-async def _execute(
+async def execute(
     suite: BuiltSuite,
     store: ResultStore,
     run_id: str,
@@ -319,6 +348,19 @@ def record_metrics(store: ResultStore, run: RunResult) -> int:
 
 def _task_size(info: RunInfo, task_id: str) -> int:
     return int(info.provenance.get("task_sizes", {}).get(task_id, 0))
+
+
+def finalize(
+    run_id: str,
+    store_url: str = DEFAULT_STORE,
+    *,
+    degraded_threshold: float = degradation.DEFAULT_THRESHOLD,
+    prices: Path | None = None,
+) -> RunResult:
+    """Aggregate a sharded run once all its shards are complete (:func:`clineval.sharded.finalize`)."""
+    from clineval.sharded import finalize as finalize_shards
+
+    return finalize_shards(run_id, store_url, degraded_threshold=degraded_threshold, prices=prices)
 
 
 def load_run(store_url: str, run_id: str) -> RunResult:

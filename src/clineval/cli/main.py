@@ -20,6 +20,7 @@ from clineval.cli import (
     pipeline_commands,
     progress,
     release_commands,
+    shard_commands,
     store_commands,
     view_commands,
 )
@@ -174,6 +175,8 @@ def run(
         ),
     ] = None,
     quiet: progress.QuietOpt = False,
+    shard: shard_commands.ShardOpt = None,
+    run_id: shard_commands.RunIdOpt = None,
 ) -> None:
     """Run an evaluation suite (or --resume an interrupted run) and report it.
 
@@ -201,7 +204,12 @@ def run(
         run_type=run_type,  # type: ignore[arg-type]  # checked against RUN_TYPES above
         degraded_threshold=degraded_threshold,
         prices=prices,
+        shard=shard_commands.parse_shard(shard),
+        run_id=run_id,
     )
+    if request.shard is not None:
+        shard_commands.run_shard_and_report(request, out, lambda run, out: _finish(run, out, mlflow=mlflow))
+        return
     _run_and_report(request, out, allow_degraded=allow_degraded, mlflow=mlflow)
 
 
@@ -359,6 +367,9 @@ def main() -> None:
         # Every store, cache and report file is closed by now: spare the interpreter's exit from walking
         # the ~10^6 objects of the imported libraries for cycles (0.1 s of a 1.7 s live run).
         gc.freeze()
+
+
+shard_commands.register(app, lambda run, out: _finish(run, out))
 
 
 if __name__ == "__main__":

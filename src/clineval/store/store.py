@@ -37,6 +37,7 @@ from clineval.store.tables import (
 )
 
 if TYPE_CHECKING:
+    from clineval.store.shards import ShardStore
     from clineval.store.writer import ResultWriter
 
 DEFAULT_URL = "sqlite:///./.clineval/clineval.db"
@@ -46,6 +47,26 @@ _HINT = "list runs with `clineval runs`"
 
 def _owner_values(owner: Owner) -> dict[str, Any]:
     return {"owner_pid": owner.pid, "owner_host": owner.host, "heartbeat_at": owner.heartbeat_at}
+
+
+def _run_values(info: RunInfo) -> dict[str, Any]:
+    if info.status not in RUN_STATUSES:
+        raise ValueError(f"run status must be one of {RUN_STATUSES}, got {info.status!r}")
+    return {
+        "run_id": info.run_id,
+        "suite_name": info.suite.name,
+        "suite_spec": info.suite.model_dump(mode="json"),
+        "suite_hash": info.suite.spec_hash,
+        "status": info.status,
+        "created_at": utc(info.created_at),
+        "finished_at": utc(info.finished_at),
+        "provenance": info.provenance,
+        "overall": None,
+        "aggregates": None,
+        "tenant_id": info.tenant_id,
+        "run_type": info.run_type,
+        **_owner_values(current_owner()),
+    }
 
 
 class RunSummary(NamedTuple):
@@ -139,28 +160,25 @@ class ResultStore:
 
     # -- runs ---------------------------------------------------------------------------------------
     def create_run(self, info: RunInfo) -> None:
-        if info.status not in RUN_STATUSES:
-            raise ValueError(f"run status must be one of {RUN_STATUSES}, got {info.status!r}")
-        values = {
-            "run_id": info.run_id,
-            "suite_name": info.suite.name,
-            "suite_spec": info.suite.model_dump(mode="json"),
-            "suite_hash": info.suite.spec_hash,
-            "status": info.status,
-            "created_at": utc(info.created_at),
-            "finished_at": utc(info.finished_at),
-            "provenance": info.provenance,
-            "overall": None,
-            "aggregates": None,
-            "tenant_id": info.tenant_id,
-            "run_type": info.run_type,
-            **_owner_values(current_owner()),
-        }
         try:
             with self.engine.begin() as conn:
-                conn.execute(insert(runs), values)
+                conn.execute(insert(runs), _run_values(info))
         except IntegrityError as err:
             raise ValueError(f"run {info.run_id!r} already exists in {self.display_url}") from err
+
+    def create_run_if_absent(self, info: RunInfo) -> bool:
+        """Store the run unless its id is stored already (two shards starting run R at once: one
+        inserts, neither fails); True if this call stored it."""
+        from clineval.store.shards import insert_if_absent
+
+        return insert_if_absent(self.engine, _run_values(info))
+
+    @property
+    def shards(self) -> ShardStore:
+        """The ``run_shards`` rows of this database (sharded runs)."""
+        from clineval.store.shards import ShardStore
+
+        return ShardStore(self.engine)
 
     def claim_run(self, run_id: str) -> RunInfo:
         """Take over a stored run to complete it (``--resume``): refused while its process is alive.

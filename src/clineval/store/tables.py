@@ -180,6 +180,21 @@ adjudications = Table(
     Index("ix_adjudications_case", "run_id", "task_id", "case_id"),
 )
 
+# The shards of a sharded run (clineval.store.shards): one row per (run, shard), written by that shard.
+run_shards = Table(
+    "run_shards",
+    metadata,
+    Column("run_id", String(64), ForeignKey("runs.run_id", ondelete="CASCADE"), primary_key=True),
+    Column("shard", Integer, primary_key=True),
+    Column("of", Integer, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("cases", Integer, nullable=False, server_default="0"),
+    Column("started_at", DateTime(timezone=True), nullable=False),
+    Column("finished_at", DateTime(timezone=True), nullable=True),
+    CheckConstraint("status IN ('running', 'complete', 'interrupted')", name="ck_run_shards_status"),
+    CheckConstraint("shard >= 0", name="ck_run_shards_range"),
+)
+
 # partial: finalised with cases missing; interrupted: stopped (Ctrl-C, or its process died) — resumable.
 RUN_STATUSES = ("running", "finished", "partial", "failed", "interrupted")
 FINAL_STATUSES = ("finished", "partial", "failed")

@@ -1,0 +1,164 @@
+"""Sharded runs: ``clineval run SUITE --shard K/N --run-id R`` and ``clineval finalize R``.
+
+Each shard loads the whole suite, keeps the cases of its shard (:func:`clineval.store.shards.shard_of`),
+and writes them into run R of a shared store. The first shard to start stores the run row (insert if
+absent: shards starting at once never fail); every later shard checks that its suite is the run's (same
+suite hash, same N). A shard runs only its cases not stored yet, so re-running one resumes it and adds
+nothing twice. Once a shard has stored all of its cases its ``run_shards`` row is ``complete``; the shard
+that completes last (exactly one: a conditional update claims it) aggregates the run. ``finalize`` does
+the same on demand, refusing while a shard is missing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from clineval import api
+from clineval.analysis import degradation
+from clineval.analysis.usage import load_prices
+from clineval.config import BuiltSuite, load_suite
+from clineval.core import RunInfo, RunResult
+from clineval.core.errors import UserInputError
+from clineval.interrupts import RunInterrupted, resume_command, store_write_error
+from clineval.store import ResultStore
+from clineval.store.errors import write_failure_reason
+from clineval.store.shards import shard_of
+
+
+@dataclass
+class ShardOutcome:
+    run_id: str
+    shard: int
+    of: int
+    cases: int  # this shard's cases stored
+    missing: list[int]  # shards of the run not complete after this one
+    run: RunResult | None  # the aggregated run, when this shard was the last one and finalized it
+    info: RunInfo
+
+    def result(self) -> RunResult:
+        """The finalized run, or the run as stored so far (no results loaded, no aggregates)."""
+        return self.run if self.run is not None else RunResult(info=self.info, results=[], aggregates={})
+
+
+def shard_suite(suite: BuiltSuite, shard: int, of: int) -> BuiltSuite:
+    """The suite with only the cases of ``shard`` (of ``of``) in each task."""
+    tasks = [
+        replace(task, cases=[c for c in task.cases if shard_of(task.spec.id, c.id, of) == shard])
+        for task in suite.tasks
+    ]
+    return BuiltSuite(spec=suite.spec, tasks=tasks)
+
+
+def _check_same_run(stored: RunInfo, suite: BuiltSuite, of: int) -> None:
+    if stored.suite.spec_hash != suite.spec.spec_hash:
+        raise UserInputError(
+            f"run {stored.run_id} was made from a different suite (its datasets, systems, scorers, limit or "
+            "seed differ from this suite file now)",
+            path=suite.spec.source,
+            hint="every shard of a run runs the same suite file and options; or pick a new --run-id",
+        )
+    stored_of = stored.provenance.get("shards")
+    if stored_of != of:
+        shown = "is not sharded" if stored_of is None else f"has {stored_of} shards"
+        raise UserInputError(
+            f"run {stored.run_id} {shown}, not {of}",
+            hint=f"use --shard K/{stored_of} or pick a new --run-id" if stored_of else "pick a new --run-id",
+        )
+
+
+def _shard_command(request: api.RunRequest, run_id: str, shard: int, of: int) -> str:
+    command = resume_command(request.suite_path, run_id, request.store_url, api.DEFAULT_STORE)
+    return command.replace(f"--resume {run_id}", f"--shard {shard}/{of} --run-id {run_id}", 1)
+
+
+def run_shard(
+    request: api.RunRequest,
+    hooks: api.ProgressHooks | None = None,
+    on_start: Callable[[str], None] | None = None,
+) -> ShardOutcome:
+    """Run shard K of N of run R (``request.shard``, ``request.run_id``); see the module docstring."""
+    if request.shard is None or request.run_id is None:
+        raise UserInputError("a sharded run needs --shard K/N and --run-id R")
+    shard, of = request.shard
+    prices = load_prices(request.prices) if request.prices is not None else None
+    store = ResultStore(request.store_url)
+    run_id, started = request.run_id, False
+    try:
+        seed = 0 if request.seed is None else request.seed
+        suite = load_suite(request.suite_path, limit=request.limit, seed=seed)
+        api.check_inputs(suite)
+        store.create_run_if_absent(api.new_run_info(suite, request, run_id, shards=of))
+        stored = store.get_run(run_id)
+        if stored.run_id != run_id:  # get_run takes a prefix: a shard names its run exactly
+            raise UserInputError(f"--run-id {run_id!r} is a prefix of run {stored.run_id}")
+        _check_same_run(stored, suite, of)
+        mine = shard_suite(suite, shard, of)
+        store.shards.start(run_id, shard, of)
+        started = True
+        if on_start is not None:
+            on_start(run_id)
+        stats, warnings = asyncio.run(
+            api.execute(mine, store, run_id, store.finished_keys(run_id), request, hooks)
+        )
+        keys = {(t.spec.id, c.id) for t in mine.tasks for c in t.cases}
+        cases = len(keys & store.finished_keys(run_id))
+        store.shards.finish(run_id, shard, cases=cases)
+        missing = store.shards.missing(run_id, of)
+        run = None
+        if not missing and store.shards.claim_finalize(run_id):
+            extra: dict[str, object] = {
+                "warnings": warnings,
+                "timings": {task: vars(s) for task, s in stats.items()},
+            }
+            run = api.finalize_run(store, run_id, extra, request.degraded_threshold, prices)
+        return ShardOutcome(run_id, shard, of, cases, missing, run, store.get_run(run_id))
+    except KeyboardInterrupt:
+        if not started:
+            raise
+        with contextlib.suppress(Exception):
+            store.shards.finish(run_id, shard, cases=0, status="interrupted")
+        raise RunInterrupted(run_id, _shard_command(request, run_id, shard, of)) from None
+    except Exception as err:
+        reason = write_failure_reason(err)
+        if reason is None:
+            raise
+        command = _shard_command(request, run_id, shard, of) if started else None
+        raise store_write_error(store, run_id if started else None, reason, command) from None
+    finally:
+        store.close()
+
+
+def finalize(
+    run_id: str,
+    store_url: str = api.DEFAULT_STORE,
+    *,
+    degraded_threshold: float = degradation.DEFAULT_THRESHOLD,
+    prices: Path | None = None,
+) -> RunResult:
+    """Aggregate a sharded run once every shard 0..N-1 is complete; mark it finished.
+
+    A run with a shard missing is refused with one line naming the missing shards."""
+    table = load_prices(prices) if prices is not None else None
+    store = ResultStore(store_url, must_exist=True)
+    try:
+        info = store.get_run(run_id)
+        of = info.provenance.get("shards")
+        if not isinstance(of, int):
+            raise UserInputError(
+                f"run {info.run_id} is not a sharded run",
+                hint="a run without --shard aggregates itself; complete an interrupted one with --resume",
+            )
+        missing = store.shards.missing(info.run_id, of)
+        if missing:
+            names = ", ".join(f"{k}/{of}" for k in missing)
+            raise UserInputError(
+                f"run {info.run_id}: {len(missing)} of {of} shards not complete: {names}",
+                hint=f"run them (clineval run SUITE --shard K/{of} --run-id {info.run_id}), then finalize",
+            )
+        return api.finalize_run(store, info.run_id, {}, degraded_threshold, table)
+    finally:
+        store.close()
