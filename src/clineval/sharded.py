@@ -21,12 +21,12 @@ from clineval import api
 from clineval.analysis import degradation
 from clineval.analysis.usage import load_prices
 from clineval.config import BuiltSuite, load_suite
-from clineval.core import RunInfo, RunResult
+from clineval.core import RunInfo, RunNotFoundError, RunResult
 from clineval.core.errors import UserInputError
 from clineval.interrupts import RunInterrupted, resume_command, store_write_error
 from clineval.store import ResultStore
 from clineval.store.errors import write_failure_reason
-from clineval.store.shards import shard_of
+from clineval.store.shards import shard_of, shard_run_id
 
 
 @dataclass
@@ -86,15 +86,14 @@ def run_shard(
     shard, of = request.shard
     prices = load_prices(request.prices) if request.prices is not None else None
     store = ResultStore(request.store_url)
-    run_id, started = request.run_id, False
+    run_id, started = shard_run_id(request.run_id), False
     try:
         seed = 0 if request.seed is None else request.seed
         suite = load_suite(request.suite_path, limit=request.limit, seed=seed)
         api.check_inputs(suite)
-        store.create_run_if_absent(api.new_run_info(suite, request, run_id, shards=of))
+        info = api.new_run_info(suite, request, run_id, shards=of, run_name=request.run_id)
+        store.create_run_if_absent(info)
         stored = store.get_run(run_id)
-        if stored.run_id != run_id:  # get_run takes a prefix: a shard names its run exactly
-            raise UserInputError(f"--run-id {run_id!r} is a prefix of run {stored.run_id}")
         _check_same_run(stored, suite, of)
         mine = shard_suite(suite, shard, of)
         store.shards.start(run_id, shard, of)
@@ -145,7 +144,10 @@ def finalize(
     table = load_prices(prices) if prices is not None else None
     store = ResultStore(store_url, must_exist=True)
     try:
-        info = store.get_run(run_id)
+        try:  # a run named by --run-id NAME, else a run id or its prefix
+            info = store.get_run(shard_run_id(run_id))
+        except RunNotFoundError:
+            info = store.get_run(run_id)
         of = info.provenance.get("shards")
         if not isinstance(of, int):
             raise UserInputError(

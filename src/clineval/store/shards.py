@@ -10,6 +10,8 @@ shard writes, ``complete`` once all of its cases are stored, ``interrupted`` aft
 from __future__ import annotations
 
 import hashlib
+import re
+import uuid
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -23,6 +25,18 @@ def shard_of(task_id: str, case_id: str, n: int) -> int:
     """The shard (0..n-1) the case belongs to (see the module docstring)."""
     digest = hashlib.sha256(f"{task_id}\0{case_id}".encode()).hexdigest()
     return int(digest[:16], 16) % n
+
+
+_HEX_ID = re.compile(r"[0-9a-f]{32}")
+
+
+def shard_run_id(name: str) -> str:
+    """The stored id of the run ``--run-id NAME`` names: NAME itself when it is a run id (32 hex digits),
+    else ``uuid5(NAMESPACE_URL, "clineval-run:" + NAME)`` — the same on every shard and machine (run ids are
+    UUIDs: ``eval_results.run_id`` is a UUID column on PostgreSQL)."""
+    if _HEX_ID.fullmatch(name):
+        return name
+    return uuid.uuid5(uuid.NAMESPACE_URL, f"clineval-run:{name}").hex
 
 
 def parse_shard(text: str) -> tuple[int, int]:
