@@ -101,7 +101,7 @@ def test_every_registered_name_resolves_to_a_factory() -> None:
     )
     assert DATASETS.names() == sorted(
         "medqa medmcqa pubmedqa jsonl csv open_xddx ddxplus trec_qrels retrieval_judgments healthbench "
-        "golden_set production_log".split()
+        "golden_set production_log mmlu".split()
     )
     for registry in (SCORERS, SYSTEMS, DATASETS):
         for name in registry.names():
