@@ -181,7 +181,16 @@ def dagbag(airflow_env: None) -> Any:
 
 def test_dag_folder_loads_without_errors(dagbag: Any) -> None:
     assert dagbag.import_errors == {}
-    assert set(dagbag.dag_ids) == {"clineval_nightly", "clineval_weekly"}
+    assert set(dagbag.dag_ids) == {"clineval_nightly", "clineval_weekly", "clineval_sharded_suite"}
+
+
+def test_sharded_dag_shape(dagbag: Any) -> None:
+    dag = dagbag.dags["clineval_sharded_suite"]
+    assert dag.catchup is False
+    assert set(dag.task_ids) == {"resolve_run", "run_shard", "finalize"}
+    assert dag.task_dict["finalize"].upstream_task_ids == {"resolve_run", "run_shard"}
+    assert dag.task_dict["run_shard"].upstream_task_ids == {"resolve_run"}
+    assert type(dag.task_dict["run_shard"]).__name__ == "MappedOperator"  # dynamic task mapping
 
 
 @pytest.mark.parametrize(

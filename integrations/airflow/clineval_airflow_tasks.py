@@ -109,3 +109,108 @@ def run_clineval_pipeline(
             raise PipelineChecksFailed(message)
         log.warning("%s", message)
     return outcome
+
+
+# --- sharded runs (issue 16): one suite fanned out over N mapped tasks, then finalized -----------------
+
+#: Airflow Variables (or ``AIRFLOW_VAR_<NAME>`` environment variables) the example sharded DAG reads.
+SHARD_SUITE_VARIABLE = "clineval_shard_suite"
+SHARD_STORE_VARIABLE = "clineval_shard_store"
+#: Plain environment variables consulted when the Variables are unset.
+SHARD_SUITE_ENV = "CLINEVAL_SHARD_SUITE"
+SHARD_STORE_ENV = "CLINEVAL_SHARD_STORE"
+
+_MAX_RUN_NAME = 64  # clineval's --run-id limit
+
+
+def resolve_setting(
+    explicit: str | None, variable_value: str | None, env_name: str, environ: Mapping[str, str] | None = None
+) -> str:
+    """The first non-blank of: the DAG factory's argument, the Airflow Variable, ``$env_name``."""
+    env = os.environ if environ is None else environ
+    for candidate in (explicit, variable_value, env.get(env_name)):
+        if candidate is not None and str(candidate).strip():
+            return str(candidate).strip()
+    raise PipelineConfigError(
+        f"no value for {env_name}: set it in the DAG, as an Airflow Variable or on the worker"
+    )
+
+
+def shard_run_name(dag_id: str, airflow_run_id: str, explicit: str | None = None) -> str:
+    """The clineval ``--run-id`` every shard of one DAG run shares: ``explicit`` if given, else
+    ``"<dag_id>:<Airflow run id>"`` (a new clineval run per DAG run, the same for a retried task), or, when
+    that is longer than 64 characters, its uuid5 as 32 hex digits (which clineval takes as the run id)."""
+    if explicit is not None and explicit.strip():
+        return explicit.strip()
+    name = f"{dag_id}:{airflow_run_id}"
+    if len(name) <= _MAX_RUN_NAME:
+        return name
+    import uuid
+
+    return uuid.uuid5(uuid.NAMESPACE_URL, f"clineval-airflow:{name}").hex
+
+
+def _user_input_error() -> type[Exception]:
+    try:
+        from clineval.core.errors import UserInputError
+    except ModuleNotFoundError as err:
+        raise PipelineConfigError(f"clineval cannot be imported where this task runs ({err})") from err
+    return UserInputError
+
+
+def run_clineval_shard(job: Mapping[str, Any], k: int) -> dict[str, Any]:
+    """Shard ``k`` of ``job["shards"]``: ``clineval.api.run_suite`` with ``shard=(k, n)`` into the shared run.
+
+    ``job``: ``suite_path``, ``store_url``, ``run_id`` (the clineval run name), ``shards`` (N) and
+    ``concurrency`` (per shard: see docs/sharding.md). A suite or store clineval rejects raises
+    :class:`PipelineConfigError` (not retryable); anything else propagates for the scheduler's retries
+    (re-running a shard resumes it: it runs only its cases not stored yet).
+    """
+    user_error = _user_input_error()
+    from pathlib import Path
+
+    from clineval import api
+
+    n = int(job["shards"])
+    log.info("clineval shard %d/%d of run %s: suite %s", k, n, job["run_id"], job["suite_path"])
+    try:
+        result = api.run_suite(
+            api.RunRequest(
+                suite_path=Path(job["suite_path"]),
+                store_url=job["store_url"],
+                shard=(int(k), n),
+                run_id=job["run_id"],
+                cache_path=None,
+                concurrency=int(job.get("concurrency", 16)),
+            )
+        )
+    except user_error as err:
+        raise PipelineConfigError(f"clineval shard {k}/{n}: {err}") from err
+    return {
+        "shard": int(k),
+        "of": n,
+        "run_id": result.info.run_id,
+        "finalized": result.info.status == "finished",  # this shard was the last one and aggregated the run
+    }
+
+
+def finalize_clineval_run(job: Mapping[str, Any]) -> dict[str, Any]:
+    """``clineval.api.finalize`` once every shard task succeeded: aggregates the run (again, if the last
+    shard already did) and returns its id, case count and overall scores. Missing shards (clineval names
+    them) are not retryable: re-run the failed shard task, then this one."""
+    user_error = _user_input_error()
+    from clineval import api
+
+    try:
+        run = api.finalize(job["run_id"], job["store_url"])
+    except user_error as err:
+        raise PipelineConfigError(f"clineval finalize {job['run_id']}: {err}") from err
+    outcome = {
+        "run_name": job["run_id"],
+        "run_id": run.info.run_id,
+        "status": run.info.status,
+        "cases": len(run.results),
+        "overall": {str(key): value for key, value in run.overall.items()},
+    }
+    log.info("clineval run %s finalized: %d cases", run.info.run_id, len(run.results))
+    return outcome

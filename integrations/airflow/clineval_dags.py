@@ -5,6 +5,9 @@
   alert. The task fails, without retries, when the pipeline does not pass.
 * ``clineval_weekly`` (04:00 UTC Sundays): ``run_pipeline("weekly", config)`` — Tier 4, tracked. A run
   that does not pass is logged and returned in the XCom, but the task succeeds.
+* ``clineval_sharded_suite`` (no schedule: triggered): one suite fanned out over 4 mapped ``run_shard``
+  tasks (``clineval run SUITE --shard K/4 --run-id R``), then ``finalize`` (``clineval finalize R``); built
+  by :func:`sharded_suite_dag`, which makes such a DAG for any suite, store and N.
 
 The config path comes from the Airflow Variable ``clineval_pipeline_config`` (or the environment variable
 ``AIRFLOW_VAR_CLINEVAL_PIPELINE_CONFIG``), else ``$CLINEVAL_PIPELINE_CONFIG`` on the worker, else
@@ -36,9 +39,17 @@ if _HERE not in sys.path:
 
 from clineval_airflow_tasks import (  # noqa: E402
     CONFIG_VARIABLE,
+    SHARD_STORE_ENV,
+    SHARD_STORE_VARIABLE,
+    SHARD_SUITE_ENV,
+    SHARD_SUITE_VARIABLE,
     PipelineNotRetryable,
+    finalize_clineval_run,
     resolve_config_path,
+    resolve_setting,
     run_clineval_pipeline,
+    run_clineval_shard,
+    shard_run_name,
 )
 
 START_DATE = datetime(2025, 1, 1, tzinfo=UTC)
@@ -101,3 +112,88 @@ def clineval_weekly() -> None:
 
 nightly_dag = clineval_nightly()
 weekly_dag = clineval_weekly()
+
+
+def _not_retryable(call: Any, *args: Any) -> Any:
+    try:
+        return call(*args)
+    except PipelineNotRetryable as err:
+        raise AirflowFailException(str(err)) from err
+
+
+def sharded_suite_dag(
+    dag_id: str,
+    suite_path: str | os.PathLike[str] | None = None,
+    store_url: str | None = None,
+    shards: int = 4,
+    run_id: str | None = None,
+    *,
+    concurrency: int = 16,
+    schedule: Any = None,
+    default_args: dict[str, Any] | None = None,
+    **dag_kwargs: Any,
+) -> Any:
+    """A DAG that runs one clineval suite as ``shards`` mapped tasks writing into one run, then finalizes it.
+
+    ``resolve_run`` -> ``run_shard`` mapped over ``k = 0 .. shards-1`` (dynamic task mapping: one task
+    instance per shard, each calling ``clineval.api.run_suite(RunRequest(..., shard=(k, shards), run_id=R,
+    cache_path=None))`` in its worker) -> ``finalize`` (``clineval.api.finalize(R, store_url)``, once every
+    shard succeeded).
+
+    ``suite_path`` / ``store_url``: when None, read when the task runs from the Airflow Variables
+    ``clineval_shard_suite`` / ``clineval_shard_store``, else ``$CLINEVAL_SHARD_SUITE`` /
+    ``$CLINEVAL_SHARD_STORE`` on the worker. The store must be one every worker reaches (PostgreSQL).
+    ``run_id``: the clineval run name; None gives each DAG run its own (``"<dag_id>:<Airflow run id>"``),
+    so a retried shard task resumes the same run. ``concurrency`` is per shard: for an endpoint that takes
+    T concurrent calls, pass T // shards (docs/sharding.md).
+    """
+    if shards < 1:
+        raise ValueError(f"shards must be at least 1, not {shards}")
+    suite = None if suite_path is None else os.fspath(suite_path)
+
+    @dag(
+        dag_id=dag_id,
+        description=f"clineval: one suite over {shards} shards, then finalize",
+        schedule=schedule,
+        start_date=dag_kwargs.pop("start_date", START_DATE),
+        catchup=dag_kwargs.pop("catchup", False),
+        default_args=DEFAULT_ARGS if default_args is None else default_args,
+        tags=dag_kwargs.pop("tags", ["clineval", "sharded"]),
+        doc_md=sharded_suite_dag.__doc__,
+        **dag_kwargs,
+    )
+    def sharded() -> None:
+        @task(task_id="resolve_run")
+        def resolve_run(**context: Any) -> dict[str, Any]:
+            def setting(explicit: str | None, variable: str, env: str) -> str:
+                value = None if explicit is not None else Variable.get(variable, None)
+                return _not_retryable(resolve_setting, explicit, value, env)
+
+            return {
+                "suite_path": setting(suite, SHARD_SUITE_VARIABLE, SHARD_SUITE_ENV),
+                "store_url": setting(store_url, SHARD_STORE_VARIABLE, SHARD_STORE_ENV),
+                "run_id": shard_run_name(dag_id, str(context["run_id"]), run_id),
+                "shards": shards,
+                "concurrency": concurrency,
+            }
+
+        @task(task_id="run_shard", execution_timeout=timedelta(hours=6))
+        def run_shard(job: dict[str, Any], k: int) -> dict[str, Any]:
+            return _not_retryable(run_clineval_shard, job, k)  # type: ignore[no-any-return]
+
+        @task(task_id="finalize", execution_timeout=timedelta(hours=2))
+        def finalize(job: dict[str, Any], outcomes: Any) -> dict[str, Any]:
+            done = sorted(int(o["shard"]) for o in outcomes)
+            if done != list(range(shards)):  # the trigger rule already waits for all: a guard, not a wait
+                raise AirflowFailException(f"shards done {done}, expected 0..{shards - 1}")
+            return _not_retryable(finalize_clineval_run, job)  # type: ignore[no-any-return]
+
+        job = resolve_run()
+        outcomes = run_shard.partial(job=job).expand(k=list(range(shards)))
+        finalize(job, outcomes)
+
+    return sharded()
+
+
+# The example: the suite and store come from Variables / the environment when it runs (README.md).
+sharded_example_dag = sharded_suite_dag("clineval_sharded_suite", shards=4)
