@@ -329,7 +329,7 @@ def finalize_run(
     store.finish_run(info.run_id, aggregates, overall, status=status)
     if extra:
         store.update_provenance(info.run_id, extra)
-    run = store.load_run(info.run_id)
+    run = store.load_run(info.run_id, results=results)  # read once above: not read and validated again
     record_metrics(store, run)
     return run
 

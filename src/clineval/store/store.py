@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from sqlalchemy import Row, Text, case, func, insert, select, type_coerce, update
@@ -318,13 +318,26 @@ class ResultStore:
         with self.engine.connect() as conn:
             return [_case_result(row[0]) for row in conn.execute(query)]
 
-    def load_run(self, run_id: str) -> RunResult:
-        """Info, results and stored aggregates (empty while the run is unfinished)."""
+    def iter_results(self, run_id: str, batch: int = 1000) -> Iterator[CaseResult]:
+        """Every stored result of the run, in insertion order, read ``batch`` rows at a time (a server-side
+        cursor where the driver has one): for writing them out without holding them all."""
+        raw = type_coerce(case_results.c.result, Text)
+        query = select(raw).where(case_results.c.run_id == run_id).order_by(case_results.c.id)
+        with self.engine.connect() as conn:
+            rows = conn.execution_options(yield_per=batch).execute(query)
+            for row in rows:
+                yield _case_result(row[0])
+
+    def load_run(self, run_id: str, *, results: Sequence[CaseResult] | None = None) -> RunResult:
+        """Info, results and stored aggregates (empty while the run is unfinished).
+
+        ``results``: the run's results as :meth:`load_results` returns them, already read by the caller
+        (``finalize_run``): used as they are instead of reading and validating every one again."""
         row = self._run_row(run_id)
         aggregates = {task: TaskAggregate.model_validate(agg) for task, agg in (row.aggregates or {}).items()}
         return RunResult(
             info=_info(row),
-            results=self.load_results(row.run_id),
+            results=self.load_results(row.run_id) if results is None else list(results),
             aggregates=aggregates,
             overall=row.overall or {},
         )
