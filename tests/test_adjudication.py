@@ -23,15 +23,14 @@ from clineval.text.equivalence import equivalent
 from clineval.view import security
 from clineval.view.adjudication import (
     AdjudicationError,
-    ReviewItem,
     adjudicated_metrics,
     history,
-    items_for,
     load_case,
     record,
     vocabulary_document,
 )
 from clineval.view.agreement import run_agreement
+from clineval.view.review_items import ReviewItem, items_for
 from clineval.view.review_queue import review_queue
 from clineval.view.review_routes import environment, routes
 from tests.cli_helpers import write_small_suite

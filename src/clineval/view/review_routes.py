@@ -30,11 +30,11 @@ from clineval.view.adjudication import (
     AdjudicationError,
     adjudicated_metrics,
     history,
-    items_for,
     load_case,
     record,
 )
 from clineval.view.agreement import run_agreement
+from clineval.view.review_items import items_for
 from clineval.view.review_queue import QUEUE_KINDS, review_queue
 
 TEMPLATES = Path(__file__).parent / "templates"
