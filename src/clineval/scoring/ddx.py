@@ -52,6 +52,7 @@ from clineval.scoring.ddx_classes import (
     judged_match,
     unresolved_pairs,
 )
+from clineval.scoring.ddx_formulas import ddx_scores
 from clineval.text.equivalence import best_match, synonyms_of
 from clineval.text.matching import explain_match, normalize_for_match
 
@@ -199,53 +200,6 @@ def classify_differential(
             decided[gi] = DdxDecision("FN", gt, None, explanation="not in the differential")
     decisions = (*(decided[i] for i in sorted(decided)), *system_side)
     return DdxClassification(decisions, len(gts), tuple(sorted(hit_ranks)), tuple(sorted(first_ranks)))
-
-
-def _ratio(num: float, den: float) -> float:
-    return num / den if den else math.nan
-
-
-def ddx_scores(
-    classification: DdxClassification,
-    caa_weight: float = 0.5,
-    *,
-    ks: Sequence[int] = (1, 3, 5, 10),
-    true_diagnosis: str = "any",
-) -> dict[str, float | bool | None]:
-    """The scores of one case (NaN where a denominator is 0; top-k None without ground truth).
-
-    With w = ``caa_weight`` and GT = the number of ground-truth diagnoses:
-
-    - ``recall`` (traditional recall) = TP / GT  (LDDx's ``tp_rate``, not its ``traditional_recall``
-      TP / (TP + FN));
-    - ``precision`` = TP / (TP + FP + CAA): the share of the system's distinct, non-excluded diagnoses
-      that are ground truth (LDDx's ``traditional_precision`` = TP / (TP + FP), the same when CAA = 0);
-    - ``clinical_reasoning_quality`` = (TP + w·CAA + AE) / considered, considered = GT + FP + CAA (every
-      ground truth once, plus each system diagnosis outside it; LDDx's stored values fit this);
-    - ``diagnostic_safety`` = (TP + max(0, w·CAA)) / (TP + CAA + FP);
-    - ``system_safety_coverage`` = (TP + TM-SM) / GT;
-    - ``top{k}`` = a ground truth is matched among the first k ranked (``proposed``) items
-      (``true_diagnosis="first"``: the first ground truth, e.g. the DDXPlus pathology);
-    - ``reciprocal_rank`` = 1 / rank of that first hit (0 if none).
-    """
-    if true_diagnosis not in ("any", "first"):
-        raise ValueError(f"true_diagnosis must be 'any' or 'first', got {true_diagnosis!r}")
-    c = classification.counts
-    tp, fp, caa, ae, tmsm = c["TP"], c["FP"], c["CAA"], c["AE"], c["TM-SM"]
-    gt = classification.n_ground_truth
-    hits = classification.hit_ranks if true_diagnosis == "any" else classification.first_gt_ranks
-    first = hits[0] if hits else None
-    out: dict[str, float | bool | None] = {
-        "recall": _ratio(tp, gt),
-        "precision": _ratio(tp, tp + fp + caa),
-        "clinical_reasoning_quality": _ratio(tp + caa_weight * caa + ae, classification.considered),
-        "diagnostic_safety": _ratio(tp + max(0.0, caa_weight * caa), tp + caa + fp),
-        "system_safety_coverage": _ratio(tp + tmsm, gt),
-        "reciprocal_rank": (1.0 / first if first else 0.0) if gt else math.nan,
-    }
-    for k in ks:
-        out[f"top{k}"] = (first is not None and first <= k) if gt else None
-    return out
 
 
 class DdxOptions(BaseModel):
