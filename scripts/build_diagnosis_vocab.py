@@ -22,7 +22,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from clineval.text.diagnosis_vocab import load_vocabulary, name_forms, name_key
-from clineval.text.equivalence import TIERS, analyse, equivalent
+from clineval.text.equivalence import TIERS, equivalent
+from clineval.text.name_features import analyse
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 

@@ -39,18 +39,14 @@ vocabulary and cached, so a pair costs a few set operations (see ``benchmarks/be
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Literal, TypeAlias
 
 from clineval.text import acronyms, ontology_match
-from clineval.text.compositional import components
-from clineval.text.diagnosis_vocab import DiagnosisVocabulary, load_vocabulary, name_forms, name_key
-from clineval.text.name_features import NameFeatures, analyse, conflict, overlap
-from clineval.text.ontology_match import NONE as NO_CONCEPTS
-from clineval.text.ontology_match import Concepts, concepts_of
+from clineval.text.diagnosis_vocab import DiagnosisVocabulary, load_vocabulary, name_key
+from clineval.text.name_features import conflict, overlap
+from clineval.text.name_resolution import Resolved, resolve
 
 Tier: TypeAlias = Literal["exact", "synonym", "hierarchy", "overlap"]
 TIERS: tuple[Tier, ...] = ("exact", "synonym", "hierarchy", "overlap")
@@ -65,18 +61,7 @@ CONFIDENCE = {
     "by_context": 0.85,
 }
 ONTOLOGY = "Disease Ontology"
-_OR = re.compile(r"\s+or\s+", re.IGNORECASE)
-_OF = re.compile(r"\s+of\s+(?:the\s+)?", re.IGNORECASE)
-# Any word a compositional link starts with (clineval.text.compositional.LINKS), "/" or "(": a cheap
-# pre-check; a name without one is never split.
-_MAY_COMPOSE = re.compile(
-    r"[/(]|\b(?:due|secondary|caused|induced|resulting|attributable|related|from|with|and|or|such|like|"
-    r"including|e\.g|left|right|bilateral|unilateral|associated|mediated|sided|of)\b",
-    re.IGNORECASE,
-)
 OVERLAP_BASE, OVERLAP_SLOPE = 0.55, 0.35
-
-_CACHE_LIMIT = 100_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,82 +74,7 @@ class Equivalence:
     explanation: str
 
 
-@dataclass(frozen=True, slots=True)
-class _Resolved:
-    forms: frozenset[str]
-    main: str
-    groups: frozenset[int]
-    nodes: tuple[str, ...]
-    features: NameFeatures
-    concepts: Concepts
-    name: str
-    parts: tuple[tuple[str, str], ...]  # (role, component) of a compositional name
-    signature: frozenset[str] = frozenset()  # what any tier could share with another name (_signature)
-    acronym: bool = False  # an abbreviation nothing settles: only context can read it
-
-
-def _fits(form: str, group: int, main: str, vocab: DiagnosisVocabulary) -> bool:
-    """A one-word alias ("ASD") joins a group only if the group shares a word with the name's main form
-    ("Autism spectrum disorder (ASD)" is not in the atrial septal defect group)."""
-    words = set(main.split())
-    if form == main or len(words) < 2 or len(form.split()) > 1:
-        return True
-    return any(words & set(name_key(m).split()) for m in vocab.groups[group])
-
-
-def _resolve(name: str, vocab: DiagnosisVocabulary) -> _Resolved:
-    found = vocab.cache.get(name)
-    if found is None:
-        if len(vocab.cache) >= _CACHE_LIMIT:
-            vocab.cache.clear()
-        forms = name_forms(name)
-        if vocab.use_terminology and (fixed := _spelling_fixed(forms[0])) is not None:
-            forms = (*forms, fixed)  # "Schizophrenifonn disorder": a misspelt ontology word, corrected
-        groups = frozenset(
-            g for f in forms if (g := vocab.group_of(f)) is not None and _fits(f, g, forms[0], vocab)
-        )
-        nodes = tuple(n for f in forms if (n := vocab.node_of(f)) in vocab.ancestors)
-        concepts = concepts_of(forms) if vocab.use_terminology else NO_CONCEPTS
-        resolved = _Resolved(
-            frozenset(forms) - {""}, forms[0], groups, nodes, analyse(name), concepts, name, _parts(name)
-        )
-        object.__setattr__(resolved, "signature", _signature(resolved, vocab))  # once, before it is shared
-        object.__setattr__(resolved, "acronym", _unresolved_acronym(resolved))
-        found = vocab.cache[name] = resolved
-    assert isinstance(found, _Resolved)
-    return found
-
-
-def _spelling_fixed(key: str) -> str | None:
-    words = key.split()
-    fixed = [ontology_match.spelling_fix(w) or w for w in words]
-    return " ".join(fixed) if fixed != words else None
-
-
-def _own_signature(r: _Resolved, vocab: DiagnosisVocabulary) -> set[str]:
-    sig = set(r.forms) | {f"g{g}" for g in r.groups} | {f"n{n}" for n in r.nodes}
-    sig |= {f"n{up}" for n in r.nodes for up in vocab.ancestors.get(n, ())}
-    c = r.concepts
-    sig |= {f"c{x}" for x in c.exact} | {f"c{x}" for _, x in c.narrow_evidence}
-    if c.exact:
-        term = ontology_match.terminology()
-        sig |= {
-            f"c{up}" for x in c.exact for up, d in term.ancestors(x).items() if d <= ontology_match.MAX_DEPTH
-        }
-    return sig
-
-
-def _signature(r: _Resolved, vocab: DiagnosisVocabulary) -> frozenset[str]:
-    """Every token through which some tier could relate this name to another: its forms, curated groups
-    and nodes (with ancestors), ontology concepts (with ancestors), head noun, and the same of its
-    components. Two names with disjoint signatures are not equivalent by any tier: most pairs stop here."""
-    sig = _own_signature(r, vocab) | {f"h{r.features.head}"}
-    for _, part in r.parts:
-        sig |= _own_signature(_resolve(part, vocab), vocab)
-    return frozenset(sig)
-
-
-def _hierarchy(a: _Resolved, b: _Resolved, vocab: DiagnosisVocabulary) -> tuple[str, str, int] | None:
+def _hierarchy(a: Resolved, b: Resolved, vocab: DiagnosisVocabulary) -> tuple[str, str, int] | None:
     """(child node, parent node, depth) when one name is a subtype of the other."""
     best: tuple[str, str, int] | None = None
     for x, y in ((a, b), (b, a)):
@@ -177,7 +87,7 @@ def _hierarchy(a: _Resolved, b: _Resolved, vocab: DiagnosisVocabulary) -> tuple[
     return best
 
 
-def _exact(a: _Resolved, b: _Resolved) -> Equivalence | None:
+def _exact(a: Resolved, b: Resolved) -> Equivalence | None:
     same = a.forms & b.forms
     if not same:
         return None
@@ -194,7 +104,7 @@ def _exact(a: _Resolved, b: _Resolved) -> Equivalence | None:
 
 
 def _curated(
-    a: _Resolved, b: _Resolved, vocab: DiagnosisVocabulary, allow_hierarchy: bool
+    a: Resolved, b: Resolved, vocab: DiagnosisVocabulary, allow_hierarchy: bool
 ) -> Equivalence | None:
     common = a.groups & b.groups
     if common:
@@ -211,11 +121,11 @@ def _curated(
     return None
 
 
-def _known(r: _Resolved) -> bool:
+def _known(r: Resolved) -> bool:
     return bool(r.groups or r.nodes)
 
 
-def _ontology(a: _Resolved, b: _Resolved, allow_hierarchy: bool) -> Equivalence | None:
+def _ontology(a: Resolved, b: Resolved, allow_hierarchy: bool) -> Equivalence | None:
     """Disease Ontology synonymy, then is_a; unless the curated layer knows both names and does not
     relate them (its decision stands: it encodes what the ontology gets wrong) or their words conflict."""
     ca, cb = a.concepts, b.concepts
@@ -241,18 +151,16 @@ def _ontology(a: _Resolved, b: _Resolved, allow_hierarchy: bool) -> Equivalence 
     return Equivalence(True, "hierarchy", conf, f"{shown} {how} {broad} {term.label(broad)}, {ONTOLOGY}")
 
 
-def _components(a: _Resolved, b: _Resolved, vocab: DiagnosisVocabulary) -> Equivalence | None:
+def _components(a: Resolved, b: Resolved, vocab: DiagnosisVocabulary) -> Equivalence | None:
     """One name is a compositional name ("X due to Y", "X with Y", "A or B") and a component of it is
     the other name: a narrower statement of it (hierarchy tier)."""
     if not a.parts and not b.parts:
         return None
     for x, y in ((a, b), (b, a)):
         # the other name whole, or one of its alternatives ("Rh or ABO incompatibility")
-        targets = [("", y)] + [
-            (f" ({r} {q!r})", _resolve(q, vocab)) for r, q in y.parts if r == "alternative"
-        ]
+        targets = [("", y)] + [(f" ({r} {q!r})", resolve(q, vocab)) for r, q in y.parts if r == "alternative"]
         for role, part in x.parts:
-            p = _resolve(part, vocab)
+            p = resolve(part, vocab)
             for where, t in targets:
                 if conflict(p.features, t.features):
                     continue
@@ -263,25 +171,7 @@ def _components(a: _Resolved, b: _Resolved, vocab: DiagnosisVocabulary) -> Equiv
     return None
 
 
-@lru_cache(maxsize=32768)
-def _parts(name: str) -> tuple[tuple[str, str], ...]:
-    """(role, component) of a compositional name, one level of nesting followed; () for a simple name."""
-    if not _MAY_COMPOSE.search(name):  # most names: no link word, nothing to parse
-        return ()
-    comp = components(name)
-    of = _OF.split(comp.condition, maxsplit=1)  # "manic episode of bipolar disorder": the disease it is of
-    if (not comp.patterns or comp.patterns == ("laterality",)) and len(of) == 1:
-        return ()
-    parts = [("condition", comp.condition)] if comp.condition and comp.patterns else []
-    parts += [("cause", c) for c in comp.causes] + [("co-condition", c) for c in comp.with_]
-    parts += [("alternative", c) for c in comp.alternatives] + [("example", c) for c in comp.examples]
-    parts += [("of", of[1])] if len(of) == 2 else []
-    nested = [(f"{role} part", q) for role, p in parts for _, q in _parts(p) if p != name]
-    nested += [(f"{role} part", q.strip()) for role, p in parts for q in _OR.split(p) if q.strip() != p]
-    return tuple(dict.fromkeys(x for x in parts + nested if x[1] and x[1] != name))
-
-
-def _compare(a: _Resolved, b: _Resolved, vocab: DiagnosisVocabulary, allow_hierarchy: bool) -> Equivalence:
+def _compare(a: Resolved, b: Resolved, vocab: DiagnosisVocabulary, allow_hierarchy: bool) -> Equivalence:
     if not a.forms or not b.forms:
         return Equivalence(False, None, 0.0, "an empty name matches nothing")
     if not a.signature & b.signature:
@@ -318,13 +208,8 @@ def _compare(a: _Resolved, b: _Resolved, vocab: DiagnosisVocabulary, allow_hiera
     return Equivalence(False, None, 0.0, f"no tier matched ({ov.why})")
 
 
-def _unresolved_acronym(r: _Resolved) -> bool:
-    """An abbreviation no inventory, group or concept settles ("MS"): only context can read it."""
-    return acronyms.is_acronym(r.name) and len(r.forms) == 1 and not r.groups and not r.concepts.exact
-
-
 def _by_context(
-    a: _Resolved, b: _Resolved, context: Sequence[str], v: DiagnosisVocabulary, allow_hierarchy: bool
+    a: Resolved, b: Resolved, context: Sequence[str], v: DiagnosisVocabulary, allow_hierarchy: bool
 ) -> Equivalence | None:
     """When one name is an unresolved abbreviation, read it through the context and compare again."""
     if a.acronym == b.acronym:  # neither (most pairs), or both: context cannot help
@@ -338,7 +223,7 @@ def _by_context(
             found = acronyms.resolve(x.name, context)
             if found.sense is None:
                 return Equivalence(False, None, 0.0, f"no tier matched ({found.why})")
-            eq = _compare(_resolve(found.sense, v), y, v, allow_hierarchy)
+            eq = _compare(resolve(found.sense, v), y, v, allow_hierarchy)
             if eq.equivalent and eq.tier is not None:
                 conf = round(min(eq.confidence, CONFIDENCE["by_context"]), 4)
                 return Equivalence(True, eq.tier, conf, f"{found.why}; {eq.explanation}")
@@ -353,7 +238,7 @@ def equivalent(
     ``context``: the other names of the differential and the ground truth, read to resolve an ambiguous
     abbreviation (``clineval.text.acronyms``); without it "MS" stays unresolved."""
     v = load_vocabulary() if vocab is None else vocab
-    ra, rb = _resolve(a, v), _resolve(b, v)
+    ra, rb = resolve(a, v), resolve(b, v)
     found = _compare(ra, rb, v, True)
     if found.equivalent or ra.acronym == rb.acronym:
         return found
@@ -374,12 +259,12 @@ def best_match(
     """The candidate most equivalent to ``name``: best tier first, then highest confidence, then earliest.
     An ambiguous abbreviation is read through the candidates and ``context`` together (see ``equivalent``)."""
     v = load_vocabulary() if vocab is None else vocab
-    target = _resolve(name, v)
+    target = resolve(name, v)
     names = [*candidates, *context, name]
     best: tuple[int, float, int] | None = None
     best_eq: Equivalence | None = None
     for i, cand in enumerate(candidates):
-        other = _resolve(cand, v)
+        other = resolve(cand, v)
         eq = _compare(target, other, v, allow_hierarchy)
         if not eq.equivalent and target.acronym != other.acronym and len(names) > 2:
             eq = _by_context(target, other, names, v, allow_hierarchy) or eq
@@ -398,7 +283,7 @@ def synonyms_of(name: str, *, vocab: DiagnosisVocabulary | None = None) -> tuple
     """Other names of the same diagnosis: its curated synonym group and the LABEL/EXACT names of its
     Disease Ontology concept (for finding a diagnosis in free text by any of its names)."""
     v = load_vocabulary() if vocab is None else vocab
-    r = _resolve(name, v)
+    r = resolve(name, v)
     found = [m for g in sorted(r.groups) for m in v.groups[g]]
     if v.use_terminology and not r.groups:  # a curated group is the whole decision when there is one
         term = ontology_match.terminology()

@@ -147,3 +147,18 @@ def spelling_fix(word: str) -> str | None:
         if abs(len(w) - len(word)) <= limit and Levenshtein.distance(word, w, score_cutoff=limit) <= limit
     ]
     return close[0] if len(close) == 1 else None
+
+
+BROAD_DESCENDANTS = 2500  # "disease", "disease of anatomical entity", "disease of cellular proliferation"
+
+
+@lru_cache(maxsize=1)
+def broad_concepts() -> frozenset[str]:
+    """Concepts above so many others (more than ``BROAD_DESCENDANTS``) that sharing one as an ancestor says
+    nothing: left out of the equivalence signatures (a name that IS one still matches by its own id)."""
+    term = terminology()
+    counts: dict[str, int] = {}
+    for cid in term.concept_ids():
+        for up in term.ancestors(cid):
+            counts[up] = counts.get(up, 0) + 1
+    return frozenset(c for c, n in counts.items() if n > BROAD_DESCENDANTS)

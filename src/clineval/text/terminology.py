@@ -116,6 +116,10 @@ class Terminology:
             frontier, depth = next_frontier, depth + 1
         return depths
 
+    def concept_ids(self) -> tuple[str, ...]:
+        """Every current concept id."""
+        return tuple(self._concepts)
+
     def exact_keys(self) -> frozenset[str]:
         """Every key of a LABEL or EXACT name."""
         return frozenset(self._index["exact"])
