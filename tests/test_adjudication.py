@@ -37,6 +37,7 @@ from tests.cli_helpers import write_small_suite
 from tests.conftest import StartServer
 from tests.golden_runs import run_golden
 from tests.test_tier4_judge import SCRIPTED, grade
+from tests.test_view_pages import ddx_run
 
 T0 = datetime(2026, 11, 24, 9, 0, tzinfo=UTC)
 XSS = "<script>alert(1)</script><img src=x onerror=alert(2)>"
@@ -50,19 +51,6 @@ def mcq_run(folder: Path, url: str) -> str:
         json.dumps({"id": "2", "output": "The answer is B"}),
     ]
     suite = write_small_suite(folder, predictions=preds)
-    return api.run_suite(api.RunRequest(suite_path=suite, store_url=url, cache_path=None)).run_id
-
-
-def ddx_run(folder: Path, url: str) -> str:
-    rows = [{"id": "d1", "vignette": "Fever and cough.", "ground_truth": ["Pneumonia", "Zorblax syndrome"]}]
-    differential = [{"diagnosis": d} for d in ("Community-acquired pneumonia", "Quuxitis", "Influenza")]
-    (folder / "ddx.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    (folder / "ddx_pred.jsonl").write_text(json.dumps({"id": "d1", "output": {"differential": differential}}))
-    suite = folder / "ddx.yaml"
-    suite.write_text(
-        "name: ddx\ntasks:\n  - id: ddx\n    dataset: {format: jsonl, path: ddx.jsonl}\n"
-        "    system: {type: predictions, path: ddx_pred.jsonl}\n    scorers: [ddx]\n"
-    )
     return api.run_suite(api.RunRequest(suite_path=suite, store_url=url, cache_path=None)).run_id
 
 
