@@ -35,15 +35,27 @@ else ../shared/data next to the repository. Exit codes as `clineval run` (0, 2 b
 @user_errors
 def tasks_command() -> None:
     """List the catalogue's tasks (name, dataset, size, metric, source, licence)."""
-    from rich.table import Column, Table
+    from rich.markup import escape
+    from rich.table import Table
 
     from clineval.catalogue.entries import CATALOGUE
 
-    table = Table("dataset", "size", "metric", "source", "licence")
-    table.columns.insert(0, Column("task", no_wrap=True))
-    for e in CATALOGUE.values():
+    entries = list(CATALOGUE.values())
+    if console.width < 120:  # a narrow terminal: one block per task, nothing cut
+        for e in entries:
+            grader = " · needs --grader" if e.needs_grader else ""
+            console.print(
+                f"[bold]{e.name}[/bold]  {escape(e.size)} · {e.metric} · {escape(e.licence)}{grader}"
+            )
+            console.print(f"  {escape(e.title)}\n  [dim]{escape(e.source)}[/dim]", soft_wrap=False)
+        return
+    table = Table()
+    table.add_column("task", no_wrap=True)
+    for name in ("dataset", "size", "metric", "source", "licence"):
+        table.add_column(name)
+    for e in entries:
         size = e.size + (" (needs --grader)" if e.needs_grader else "")
-        table.add_row(e.name, e.title, size, e.metric, e.source, e.licence)
+        table.add_row(e.name, escape(e.title), escape(size), e.metric, escape(e.source), escape(e.licence))
     console.print(table)
 
 
