@@ -3,21 +3,30 @@
 The whole file is read and validated when the system is built, so a bad line stops the run before any
 scoring (with its line number), not half way through. A case without a prediction becomes a recorded
 ``missing_prediction`` failure: it counts against the system instead of silently shrinking the dataset.
+
+Only an index is kept (issue 16: a million predictions as pydantic objects took more than 1 GB): the
+file is read once in chunks, each line validated and dropped, keeping the normalised id, byte offset and
+line number of each prediction; ``call`` reads its line again. A file changed after it was read (its
+size, modification time or inode differ, or the line at the offset no longer holds that id) is a
+DataFileError, never a different prediction than the one hashed into the run's spec.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+import os
+import weakref
+from array import array
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from pydantic import BaseModel, ConfigDict
 
 from clineval.core.case import Case
 from clineval.core.errors import DataFileError
-from clineval.core.lines import file_lines
+from clineval.core.lines import file_lines, read_line_at, stream_lines
 from clineval.core.output import SystemOutput
 from clineval.core.specs import ComponentSpec
 from clineval.systems._outputs import OutputFormat, error_from_value, output_from_value, usage_from_value
@@ -65,17 +74,103 @@ def _parse_line(
     return raw[id_field], output.model_copy(update=update) if update else output
 
 
-def _read_bytes(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise DataFileError(
+def _not_readable(path: Path, exc: OSError) -> DataFileError:
+    if isinstance(exc, FileNotFoundError):
+        return DataFileError(
             "predictions file not found",
             path=path,
             hint="check the path (relative paths are relative to the suite file)",
-        ) from None
+        )
+    return DataFileError(f"cannot read predictions file: {exc.strerror}", path=path)
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
     except OSError as exc:
-        raise DataFileError(f"cannot read predictions file: {exc.strerror}", path=path) from None
+        raise _not_readable(path, exc) from None
+
+
+def _signature(stat: os.stat_result) -> tuple[int, int, int, int]:
+    """What changes when a file is edited or replaced: device, inode, size, modification time."""
+    return stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns
+
+
+def _file_signature(path: Path) -> tuple[int, int, int, int]:
+    """The file's signature, opening it as :func:`_read_bytes` would (same errors for a missing file)."""
+    try:
+        with open(path, "rb") as handle:
+            return _signature(os.fstat(handle.fileno()))
+    except OSError as exc:
+        raise _not_readable(path, exc) from None
+
+
+class _Fields:
+    """How one line of a predictions file is read (the options other than the path)."""
+
+    __slots__ = ("id_field", "numeric_ids", "output_field", "output_format")
+
+    def __init__(
+        self, output_field: str, id_field: str, numeric_ids: bool, output_format: OutputFormat
+    ) -> None:
+        self.output_field = output_field
+        self.id_field = id_field
+        self.numeric_ids = numeric_ids
+        self.output_format: OutputFormat = output_format
+
+    def record(self, line: str, path: Path, number: int) -> tuple[str, SystemOutput]:
+        """(normalised id, output) of one non-blank line; anything wrong is a DataFileError naming it."""
+        try:
+            raw = json.loads(line)
+        except ValueError as exc:
+            raise DataFileError(
+                f"malformed JSON ({exc})", path=path, line=number, hint="each line must be one JSON object"
+            ) from None
+        try:
+            raw_id, output = _parse_line(
+                raw, output_field=self.output_field, id_field=self.id_field, output_format=self.output_format
+            )
+        except ValueError as exc:
+            raise DataFileError(
+                str(exc),
+                path=path,
+                line=number,
+                hint=f'expected {{"{self.id_field}": ..., "{self.output_field}": ...}}',
+            ) from None
+        return normalize_id(raw_id, numeric_ids=self.numeric_ids), output
+
+
+class _Index:
+    """Where each prediction is: normalised id -> position; byte offset and line number per position."""
+
+    __slots__ = ("numbers", "offsets", "positions")
+
+    def __init__(self) -> None:
+        self.positions: dict[str, int] = {}
+        self.offsets = array("q")
+        self.numbers = array("q")
+
+    def add(self, key: str, number: int, offset: int, path: Path) -> None:
+        first = self.positions.get(key)
+        if first is not None:
+            problem = f"duplicate id {key!r} (first on line {self.numbers[first]}, again on line {number})"
+            raise DataFileError(problem, path=path, line=number, hint="keep one prediction per id")
+        self.positions[key] = len(self.offsets)
+        self.offsets.append(offset)
+        self.numbers.append(number)
+
+
+def _records(
+    lines: Iterable[tuple[int, int, str]], path: Path, fields: _Fields, index: _Index
+) -> Iterator[tuple[int, int, str, SystemOutput]]:
+    """(line number, byte offset, normalised id, output) of every non-blank line, each added to ``index``
+    (a second line with an id already there is an error naming both lines)."""
+    for number, offset, line in lines:
+        if not line.strip():
+            continue
+        key, output = fields.record(line, path, number)
+        index.add(key, number, offset, path)
+        yield number, offset, key, output
 
 
 def read_predictions(
@@ -106,35 +201,10 @@ def parse_predictions(
     numeric_ids: bool = False,
     output_format: OutputFormat = "structured",
 ) -> dict[str, SystemOutput]:
-    outputs: dict[str, SystemOutput] = {}
-    first_line: dict[str, int] = {}
-    for number, line in file_lines(data, path):  # at \n only, BOM dropped (core.lines)
-        if not line.strip():
-            continue
-        try:
-            raw = json.loads(line)
-        except ValueError as exc:
-            raise DataFileError(
-                f"malformed JSON ({exc})", path=path, line=number, hint="each line must be one JSON object"
-            ) from None
-        try:
-            raw_id, output = _parse_line(
-                raw, output_field=output_field, id_field=id_field, output_format=output_format
-            )
-        except ValueError as exc:
-            raise DataFileError(
-                str(exc),
-                path=path,
-                line=number,
-                hint=f'expected {{"{id_field}": ..., "{output_field}": ...}}',
-            ) from None
-        key = normalize_id(raw_id, numeric_ids=numeric_ids)
-        if key in first_line:
-            problem = f"duplicate id {key!r} (first on line {first_line[key]}, again on line {number})"
-            raise DataFileError(problem, path=path, line=number, hint="keep one prediction per id")
-        first_line[key] = number
-        outputs[key] = output
-    return outputs
+    """:func:`read_predictions` of a file's bytes, all in memory (the system keeps only an index)."""
+    fields = _Fields(output_field, id_field, numeric_ids, output_format)
+    lines = ((number, 0, line) for number, line in file_lines(data, path))  # at \n only, BOM dropped
+    return {key: output for _, _, key, output in _records(lines, path, fields, _Index())}
 
 
 class PredictionsSystem(ReplaySystem):
@@ -143,44 +213,92 @@ class PredictionsSystem(ReplaySystem):
     def __init__(self, options: PredictionsOptions, base_dir: Path) -> None:
         self.options = options
         self.path = Path(options.path) if Path(options.path).is_absolute() else base_dir / options.path
-        data = _read_bytes(self.path)
-        self._outputs = parse_predictions(
-            data,
-            self.path,
-            output_field=options.output_field,
-            id_field=options.id_field,
-            numeric_ids=options.numeric_ids,
-            output_format=options.output_format,
+        self._fields = _Fields(
+            options.output_field, options.id_field, options.numeric_ids, options.output_format
         )
-        self._used: set[str] = set()
-        digest = hashlib.sha256(data).hexdigest()
+        self._signature = _file_signature(self.path)  # before reading: a change while reading is caught
+        digest = hashlib.sha256()
+        index = _Index()
+        for _ in _records(stream_lines(self.path, digest=digest), self.path, self._fields, index):
+            pass  # validated, then dropped: only the index is kept
+        self._index = index.positions
+        self._offsets = index.offsets
+        self._numbers = index.numbers
+        self._used = bytearray(len(self._offsets))  # 1 where a case asked for that position
+        self._handle: BinaryIO | None = None
         args = options.model_dump(mode="json")
-        self.spec = ComponentSpec(type="predictions", args=args, content_hash=digest)
+        self.spec = ComponentSpec(type="predictions", args=args, content_hash=digest.hexdigest())
 
     def __len__(self) -> int:
-        return len(self._outputs)
+        return len(self._index)
+
+    async def close(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+
+    def _changed(self, number: int, problem: str) -> DataFileError:
+        return DataFileError(
+            f"{problem}: the predictions file changed after it was read",
+            path=self.path,
+            line=number,
+            hint="do not edit or replace a predictions file during a run; start the run again",
+        )
+
+    def _open(self, number: int) -> BinaryIO:
+        if self._handle is None:
+            try:
+                handle = open(self.path, "rb")  # noqa: SIM115  # kept open until close() (or collection)
+            except OSError as exc:
+                raise self._changed(number, f"cannot open it again ({exc.strerror})") from None
+            weakref.finalize(self, handle.close)
+            self._handle = handle
+        if _signature(os.fstat(self._handle.fileno())) != self._signature:
+            raise self._changed(number, "size, modification time or inode differ")
+        return self._handle
+
+    def _read(self, key: str, position: int) -> SystemOutput:
+        number = self._numbers[position]
+        handle = self._open(number)
+        try:
+            line = read_line_at(handle, self._offsets[position], self.path, number)
+            found, output = self._fields.record(line, self.path, number)
+        except DataFileError as err:
+            raise self._changed(number, err.problem) from None
+        except OSError as exc:
+            raise self._changed(number, f"cannot read it ({exc.strerror})") from None
+        if found != key:
+            raise self._changed(number, f"the line holds id {_shown(found)}, not {_shown(key)}")
+        return output
 
     async def call(self, case: Case) -> SystemOutput:
         key = normalize_id(case.id, numeric_ids=self.options.numeric_ids)
-        output = self._outputs.get(key)
-        if output is None:
+        position = self._index.get(key)
+        if position is None:
             message = f"no prediction with id {case.id} in {self.options.path}"
             return SystemOutput.failure("missing_prediction", message)
-        self._used.add(key)
+        output = self._read(key, position)
+        self._used[position] = 1
         return output
 
-    def check_cases(self, cases: Sequence[Case]) -> None:
+    def check_cases(self, cases: Iterable[Case]) -> None:
         """Refuse a file none of whose ids matches a case: that is a wrong file, id field or id format (e.g.
-        ``"0007"`` vs ``"7"``), not a system that failed on every case."""
-        keys = {normalize_id(c.id, numeric_ids=self.options.numeric_ids) for c in cases}
-        if not cases or keys & self._outputs.keys():
+        ``"0007"`` vs ``"7"``), not a system that failed on every case. ``cases`` is iterated once (it may
+        be a lazy sequence), and only until the first match."""
+        first: str | None = None
+        as_numbers: set[str] = set()
+        for case in cases:
+            if normalize_id(case.id, numeric_ids=self.options.numeric_ids) in self._index:
+                return
+            first = case.id if first is None else first
+            as_numbers.add(normalize_id(case.id, numeric_ids=True))
+        if first is None:
             return
-        if not self._outputs:
+        if not self._index:
             raise DataFileError("the predictions file holds no predictions", path=self.path)
-        ours, theirs = _shown(next(iter(self._outputs))), _shown(cases[0].id)
-        as_numbers = {normalize_id(c.id, numeric_ids=True) for c in cases}
+        ours, theirs = _shown(next(iter(self._index))), _shown(first)
         numeric_helps = not self.options.numeric_ids and any(
-            normalize_id(k, numeric_ids=True) in as_numbers for k in self._outputs
+            normalize_id(k, numeric_ids=True) in as_numbers for k in self._index
         )
         hint = (
             "set numeric_ids: true on the system (digit-only ids then compare as numbers)"
@@ -189,7 +307,7 @@ class PredictionsSystem(ReplaySystem):
             "that differ only by leading zeros, and that the file belongs to this dataset"
         )
         raise DataFileError(
-            f"none of the {len(self._outputs)} predictions matches a case id "
+            f"none of the {len(self._index)} predictions matches a case id "
             f"(e.g. prediction id {ours}, case id {theirs})",
             path=self.path,
             hint=hint,
@@ -197,7 +315,8 @@ class PredictionsSystem(ReplaySystem):
 
     def unused_ids(self) -> list[str]:
         """Predictions that matched no case so far (the runner warns: often a wrong id field or id format)."""
-        return sorted(set(self._outputs) - self._used)
+        used = self._used
+        return sorted(key for key, position in self._index.items() if not used[position])
 
 
 def _shown(identifier: str, limit: int = 40) -> str:
