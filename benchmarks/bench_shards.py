@@ -44,25 +44,23 @@ RUN = "bench"
 
 def make_suite(folder: Path, cases: int) -> Path:
     rng = random.Random(0)
-    questions, answers = [], []
-    for i in range(cases):
-        options = {k: f"option {k} of question {i}" for k in "ABCD"}
-        right = rng.choice("ABCD")
-        said = right if rng.random() < 0.7 else rng.choice("ABCD")
-        stem = f"A {20 + i % 60}-year-old presents with finding {i}. " * 6
-        questions.append(
-            {
+    with (folder / "questions.jsonl").open("w") as qf, (folder / "answers.jsonl").open("w") as af:
+        for i in range(cases):  # written line by line: a million cases never sit in memory
+            options = {k: f"option {k} of question {i}" for k in "ABCD"}
+            right = rng.choice("ABCD")
+            said = right if rng.random() < 0.7 else rng.choice("ABCD")
+            stem = f"A {20 + i % 60}-year-old presents with finding {i}. " * 6
+            question = {
                 "question": stem + "What next?",
                 "answer": options[right],
                 "options": options,
                 "meta_info": f"step{1 + i % 2}",
                 "answer_idx": right,
             }
-        )
-        reply = {"step_by_step_thinking": "Reasoning. " * 20, "answer_choice": f"{said}. {options[said]}"}
-        answers.append({"id": f"{i:05d}", "split": "test", "raw_output": [json.dumps(reply)]})
-    (folder / "questions.jsonl").write_text("\n".join(json.dumps(q) for q in questions) + "\n")
-    (folder / "answers.jsonl").write_text("\n".join(json.dumps(a) for a in answers) + "\n")
+            reply = {"step_by_step_thinking": "Reasoning. " * 20, "answer_choice": f"{said}. {options[said]}"}
+            answer = {"id": f"{i:05d}", "split": "test", "raw_output": [json.dumps(reply)]}
+            qf.write(json.dumps(question) + "\n")
+            af.write(json.dumps(answer) + "\n")
     suite = folder / "suite.yaml"
     suite.write_text(
         "name: bench-shards\ntasks:\n  - id: mcq\n    dataset: {format: medqa, path: questions.jsonl}\n"

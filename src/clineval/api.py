@@ -17,22 +17,26 @@ from pathlib import Path
 from typing import Protocol
 
 from clineval.analysis import degradation
+from clineval.analysis.case_summary import SummaryPlan
 from clineval.analysis.eval_rows import run_rows
 from clineval.analysis.gate import snapshot
-from clineval.analysis.usage import PriceTable, load_prices, usage_summary
+from clineval.analysis.usage import PriceTable, load_prices, usage_from_totals
 from clineval.combine import combined_spec, with_combined
 from clineval.config import BuiltSuite, BuiltTask, load_suite
-from clineval.core import CaseResult, RunInfo, RunResult, RunType, Scorer, SuiteSpec, TaskAggregate
+from clineval.core import CaseResult, RunInfo, RunResult, RunType, SuiteSpec, TaskAggregate
 from clineval.core.errors import UserInputError
+from clineval.datasets.lazy_cases import case_ids, where_id
 from clineval.interrupts import RunInterrupted, resume_command, store_write_error
-from clineval.metrics.aggregate import aggregate_task, overall_scores
+from clineval.metrics.aggregate import aggregate_columns, aggregate_task, overall_scores
 from clineval.provenance import effective_options, provenance
 from clineval.runner.cache import ResponseCache
 from clineval.runner.engine import RunSettings, TaskStats, run_task
 from clineval.runner.policy import CallPolicy
-from clineval.scoring.registry import SCORERS
 from clineval.store import ResultStore
 from clineval.store.errors import write_failure_reason
+from clineval.stored_runs import PLAN_KEY, StoredResults, read_totals
+from clineval.stored_runs import open_run as open_stored_run
+from clineval.stored_runs import scorers_for as scorers_for  # re-exported: callers use api.scorers_for
 
 DEFAULT_STORE = "sqlite:///.clineval/clineval.db"
 DEFAULT_CACHE = Path(".clineval/cache.sqlite")
@@ -200,10 +204,15 @@ def new_run_info(suite: BuiltSuite, request: RunRequest, run_id: str, **extra: o
         suite=suite.spec,
         status="running",
         created_at=datetime.now(UTC),
-        provenance={**provenance(suite.spec, sizes, options), **extra},
+        provenance={**provenance(suite.spec, sizes, options), PLAN_KEY: _plan(suite).fingerprint, **extra},
         tenant_id=request.tenant_id,
         run_type=request.run_type,
     )
+
+
+def _plan(suite: BuiltSuite) -> SummaryPlan:
+    """What each result's case summary keeps (``clineval.analysis.case_summary``)."""
+    return SummaryPlan.for_suite(suite.spec, {t.spec.id: t.scorers for t in suite.tasks})
 
 
 def _resume_command(request: RunRequest, run_id: str) -> str:
@@ -231,12 +240,15 @@ async def execute(
     stats: dict[str, TaskStats] = {}
     warnings: list[str] = [w for task in suite.tasks for w in task.warnings]  # raised while loading
     try:
-        with store.writer(run_id) as writer:
+        with store.writer(run_id, summarize=_plan(suite).encode) as writer:
             for task in suite.tasks:
                 task_id = task.spec.id
-                pending = [c for c in task.cases if (task_id, c.id) not in done]
+                stored = {case_id for t, case_id in done if t == task_id}
+                already = sum(1 for case_id in case_ids(task.cases) if case_id in stored)
+                # by id: a dataset read from its file stays so (datasets.lazy_cases)
+                pending = where_id(task.cases, _absent_from(stored)) if already else task.cases
                 if hooks:
-                    hooks.task_started(task_id, len(task.cases), len(task.cases) - len(pending))
+                    hooks.task_started(task_id, len(task.cases), already)
                 started = time.perf_counter()
                 on_result = (lambda r, t=task_id: hooks.case_finished(t, r)) if hooks else None
                 stats[task_id] = await run_task(
@@ -266,6 +278,10 @@ async def execute(
     return stats, warnings
 
 
+def _absent_from(ids: set[str]) -> Callable[[str], bool]:
+    return lambda case_id: case_id not in ids
+
+
 def _unmatched_predictions(task: BuiltTask) -> list[str]:
     """Replayed predictions that joined no case usually mean a wrong id field or id format."""
     unused = getattr(task.system, "unused_ids", None)
@@ -276,11 +292,6 @@ def _unmatched_predictions(task: BuiltTask) -> list[str]:
         f"task {task.spec.id}: {len(ids)} predictions match no case (e.g. id {ids[0]!r}); "
         "check the predictions' id field, or set numeric_ids: true"
     ]
-
-
-def scorers_for(spec: SuiteSpec) -> dict[str, list[Scorer]]:
-    """Rebuild each task's scorers from the stored specs (so any stored run can be re-aggregated)."""
-    return {t.id: [SCORERS.get(s.type)(s.args) for s in t.scorers] for t in spec.tasks}
 
 
 def aggregate_results(spec: SuiteSpec, results: Sequence[CaseResult]) -> dict[str, TaskAggregate]:
@@ -300,36 +311,37 @@ def finalize_run(
 ) -> RunResult:
     """Aggregate everything the store holds for a run, mark it finished, and return the RunResult.
 
-    With ``degraded_threshold``, the components that failed on too many cases are assessed
-    (``clineval.analysis.degradation``): ``provenance["degradation"]``, and a line each in ``warnings``.
-    Token usage per task (and its cost where ``prices`` names the model) goes to ``provenance["usage"]``
-    (``clineval.analysis.usage``)."""
+    Everything is computed from the run's case summaries read column-wise (``clineval.stored_runs``), so
+    memory does not grow with the results' size; the returned run reads its results from the store when
+    they are iterated. With ``degraded_threshold``, the components that failed on too many cases are
+    assessed (``clineval.analysis.degradation``): ``provenance["degradation"]``, and a line each in
+    ``warnings``. Token usage per task (and its cost where ``prices`` names the model) goes to
+    ``provenance["usage"]`` (``clineval.analysis.usage``)."""
     info = store.get_run(run_id)
-    results = store.load_results(info.run_id)
+    scorers = scorers_for(info.suite)
+    totals = read_totals(store, info, SummaryPlan.for_suite(info.suite, scorers))
     extra = dict(extra_provenance or {})
     if degraded_threshold is not None:
-        assessed = degradation.assess(results, degraded_threshold)
+        assessed = degradation.assess_components(totals.components(), degraded_threshold)
         earlier = extra.get("warnings")
         extra["warnings"] = [*(earlier if isinstance(earlier, list) else []), *assessed["warnings"]]
         extra["degradation"] = assessed
-    aggregates = aggregate_results(info.suite, results)
-    extra["usage"] = usage_summary(info.suite, results, prices)
+    extra["usage"] = usage_from_totals(info.suite, totals.usage, prices)
+    n_stored = totals.n_cases
+    columns = totals.columns()
+    aggregates = {t.id: aggregate_columns(columns[t.id], scorers[t.id], t.stratify) for t in info.suite.tasks}
     overall = overall_scores(aggregates)
     if info.suite.combined is not None:
         aggregates, overall = with_combined(
-            info.suite,
-            scorers_for(info.suite),
-            results,
-            aggregates,
-            overall,
-            combined_spec(info.suite.combined),
+            info.suite, scorers, columns, aggregates, overall, combined_spec(info.suite.combined)
         )
     expected = sum(_task_size(info, t.id) for t in info.suite.tasks)
-    status = "finished" if len(results) >= expected else "partial"
+    status = "finished" if n_stored >= expected else "partial"
     store.finish_run(info.run_id, aggregates, overall, status=status)
     if extra:
         store.update_provenance(info.run_id, extra)
-    run = store.load_run(info.run_id, results=results)  # read once above: not read and validated again
+    run = store.load_run(info.run_id, results=())
+    run = run.model_copy(update={"results": StoredResults(store, info.run_id, n_stored), "columns": columns})
     record_metrics(store, run)
     return run
 
@@ -361,6 +373,16 @@ def finalize(
     from clineval.sharded import finalize as finalize_shards
 
     return finalize_shards(run_id, store_url, degraded_threshold=degraded_threshold, prices=prices)
+
+
+def open_run(store_url: str, run_id: str) -> RunResult:
+    """A stored run with its columns, its results read from the store when iterated (any size of run:
+    ``clineval.stored_runs``)."""
+    store = ResultStore(store_url, must_exist=True)
+    try:
+        return open_stored_run(store, store.get_run(run_id).run_id)
+    finally:
+        store.close()  # the engine reconnects when the results are iterated
 
 
 def load_run(store_url: str, run_id: str) -> RunResult:

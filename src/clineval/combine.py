@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from clineval.core import CaseResult, ComponentSpec, MetricValue, Scorer, SuiteSpec, TaskAggregate
-from clineval.metrics.combined import CombinedSpec, combined_for_task, load_categories, overall_combined
+from clineval.core import ComponentSpec, MetricValue, Scorer, SuiteSpec, TaskAggregate
+from clineval.core.columns import TaskColumns
+from clineval.metrics.combined import CombinedSpec, combined_for_columns, load_categories, overall_combined
 
 
 def combined_spec(spec: ComponentSpec | Mapping[str, Any]) -> CombinedSpec:
@@ -29,7 +30,7 @@ def primary_metric(scorer: Scorer) -> str:
 def with_combined(
     suite: SuiteSpec,
     scorers: Mapping[str, Sequence[Scorer]],
-    results: Sequence[CaseResult],
+    columns: Mapping[str, TaskColumns],
     aggregates: Mapping[str, TaskAggregate],
     overall: Mapping[str, MetricValue],
     combined: CombinedSpec,
@@ -38,9 +39,8 @@ def with_combined(
     new_aggregates: dict[str, TaskAggregate] = {}
     for task in suite.tasks:
         agg = aggregates[task.id]
-        task_results = [r for r in results if r.task_id == task.id]
         primaries = {s.name: primary_metric(s) for s in scorers[task.id]}
-        extra = combined_for_task(task_results, primaries, combined)
+        extra = combined_for_columns(columns[task.id], primaries, combined)
         new_aggregates[task.id] = agg.model_copy(update={"scores": {**agg.scores, **extra}})
     values = [a.scores.get(combined.name) for a in new_aggregates.values()]
     return new_aggregates, {**overall, combined.name: overall_combined(values)}

@@ -8,29 +8,46 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import numpy as np
+
 from clineval.analysis import gate_statistical as _stat
-from clineval.analysis.compare import compare_task, gc_paused
+from clineval.analysis.compare import compare_columns, gc_paused
 from clineval.analysis.eval_rows import gate_rows
 from clineval.analysis.gate import MODES as GATE_MODES
 from clineval.analysis.gate import GateResult, evaluate_strict, snapshot, stored_choice
 from clineval.analysis.gate import mismatch as gate_mismatch
 from clineval.analysis.gate_roles import RoleChoice, check_names
 from clineval.analysis.gate_statistical import evaluate_statistical
-from clineval.analysis.heldout import tuned_on
-from clineval.api import record_metrics, scorers_for
+from clineval.analysis.heldout import TUNED_SPLITS
+from clineval.api import record_metrics
 from clineval.combine import combined_spec, with_combined
 from clineval.core import CaseResult, RunResult, TaskAggregate
+from clineval.core.columns import TaskColumns
 from clineval.core.comparison import RunComparison
 from clineval.core.errors import RunNotFoundError, UserInputError
 from clineval.core.gate_view import GateDecision, GateDecisionRow
-from clineval.metrics.aggregate import aggregate_task
+from clineval.metrics.aggregate import aggregate_columns
 from clineval.store import ResultStore
 from clineval.store.baselines import DEFAULT_TENANT, Baseline, BaselineStore
 from clineval.store.tables import utcnow
+from clineval.stored_runs import columns_of_run, open_run, scorers_for
 
 
 def _task_results(run: RunResult, task_id: str) -> dict[str, CaseResult]:
     return {r.case_id: r for r in run.results if r.task_id == task_id}
+
+
+def _tuned_cases(run: RunResult) -> list[tuple[str, object]]:
+    """``(case id, split)`` of the run's tuned-on cases (``analysis.heldout``), from its columns."""
+    found: list[tuple[str, object]] = []
+    for columns in columns_of_run(run).values():
+        splits = columns.metadata.get("split")
+        if splits is None:
+            continue
+        for case_id, split in zip(columns.case_ids, splits.tolist(), strict=True):
+            if str(split or "").strip().lower() in TUNED_SPLITS:
+                found.append((case_id, split))
+    return found
 
 
 def _paired_tasks(a: RunResult, b: RunResult) -> list[tuple[str, str]]:
@@ -44,14 +61,19 @@ def _paired_tasks(a: RunResult, b: RunResult) -> list[tuple[str, str]]:
     )
 
 
-def _restricted(run: RunResult, task_id: str, keep: set[str]) -> tuple[TaskAggregate, list[CaseResult]]:
-    results = [r for r in run.results if r.task_id == task_id and r.case_id in keep]
+def _restricted(run: RunResult, task_id: str, keep: set[str]) -> tuple[TaskAggregate, TaskColumns]:
+    columns = columns_of_run(run)[task_id]
+    if len(keep) != len(columns):
+        rows = np.fromiter((i for i, c in enumerate(columns.case_ids) if c in keep), dtype=np.intp)
+        columns = columns.take(rows)
     task = next(t for t in run.info.suite.tasks if t.id == task_id)
-    return aggregate_task(results, scorers_for(run.info.suite)[task_id], task.stratify), results
+    return aggregate_columns(columns, scorers_for(run.info.suite)[task_id], task.stratify), columns
 
 
 def compare_runs(store_url: str, run_a: str, run_b: str, *, intersection: bool = False) -> RunComparison:
-    """Case-by-case comparison of two stored runs; different case sets are refused unless ``intersection``."""
+    """Case-by-case comparison of two stored runs; different case sets are refused unless ``intersection``.
+
+    Both runs are read column-wise (``clineval.stored_runs``): two million-case runs fit in memory."""
     with gc_paused():  # millions of acyclic objects: no full collections over them (analysis.compare)
         return _compare_runs(store_url, run_a, run_b, intersection)
 
@@ -59,22 +81,23 @@ def compare_runs(store_url: str, run_a: str, run_b: str, *, intersection: bool =
 def _compare_runs(store_url: str, run_a: str, run_b: str, intersection: bool) -> RunComparison:
     store = ResultStore(store_url, must_exist=True)
     try:
-        a, b = (store.load_run(store.get_run(r).run_id) for r in (run_a, run_b))
+        a, b = (open_run(store, store.get_run(r).run_id) for r in (run_a, run_b))
+        tasks = []
+        for task_a, task_b in _paired_tasks(a, b):
+            ids_a, ids_b = set(columns_of_run(a)[task_a].case_ids), set(columns_of_run(b)[task_b].case_ids)
+            if ids_a != ids_b and not intersection:
+                raise UserInputError(
+                    f"task {task_a}: the runs scored different cases ({len(ids_a - ids_b)} only in "
+                    f"{a.run_id[:12]}, {len(ids_b - ids_a)} only in {b.run_id[:12]})",
+                    hint="compare runs made with the same --limit/--seed, or pass --intersection",
+                )
+            keep = ids_a & ids_b
+            del ids_a, ids_b
+            agg_a, cols_a = _restricted(a, task_a, keep)
+            agg_b, cols_b = _restricted(b, task_b, keep)
+            tasks.append(compare_columns(task_a, agg_a, agg_b, cols_a, cols_b))
     finally:
         store.close()
-    tasks = []
-    for task_a, task_b in _paired_tasks(a, b):
-        ids_a, ids_b = set(_task_results(a, task_a)), set(_task_results(b, task_b))
-        if ids_a != ids_b and not intersection:
-            raise UserInputError(
-                f"task {task_a}: the runs scored different cases ({len(ids_a - ids_b)} only in "
-                f"{a.run_id[:12]}, {len(ids_b - ids_a)} only in {b.run_id[:12]})",
-                hint="compare runs made with the same --limit/--seed, or pass --intersection",
-            )
-        keep = ids_a & ids_b
-        agg_a, res_a = _restricted(a, task_a, keep)
-        agg_b, res_b = _restricted(b, task_b, keep)
-        tasks.append(compare_task(task_a, agg_a, agg_b, res_a, res_b))
     return RunComparison(run_a=a.run_id, run_b=b.run_id, tasks=tasks, restricted_to_common=intersection)
 
 
@@ -91,7 +114,7 @@ def recombine(
     """A stored run with its combined score recomputed under new weights; nothing is re-run or re-scored."""
     store = ResultStore(store_url, must_exist=True)
     try:
-        run = store.load_run(store.get_run(run_id).run_id)
+        run = open_run(store, store.get_run(run_id).run_id)
         args = {"weights": weights, "name": name, "renormalize": renormalize, "categories": categories}
         try:
             spec = combined_spec(args)
@@ -100,7 +123,12 @@ def recombine(
                 f"combined score: {err}", hint="e.g. --weights diagnostics=0.4,safety=0.3"
             ) from None
         aggregates, overall = with_combined(
-            run.info.suite, scorers_for(run.info.suite), run.results, run.aggregates, run.overall, spec
+            run.info.suite,
+            scorers_for(run.info.suite),
+            columns_of_run(run),
+            run.aggregates,
+            run.overall,
+            spec,
         )
         if save:
             store.finish_run(run.run_id, aggregates, overall, status=run.info.status)
@@ -120,7 +148,7 @@ GATE_MARGIN: float = _stat.MARGIN
 
 
 def _finished_run(store: ResultStore, run_id: str) -> RunResult:
-    run = store.load_run(store.get_run(run_id).run_id)
+    run = open_run(store, store.get_run(run_id).run_id)
     if run.info.status != "finished":
         raise UserInputError(
             f"run {run.run_id} is {run.info.status}, not finished",
@@ -242,11 +270,11 @@ def gate_run(
         baselines = BaselineStore(store.engine)
         promoted = baselines.get(baseline, tenant, version)
         run = _finished_run(store, candidate)
-        tuned = tuned_on(run.results)
+        tuned = _tuned_cases(run)
         if tuned and not allow_tuned_cases:
             raise UserInputError(
                 f"run {run.run_id} includes {len(tuned)} tuned-on case(s) of {len(run.results)} "
-                f"(e.g. {tuned[0].case_id}, split {tuned[0].metadata.get('split')!r}): a gate judges a "
+                f"(e.g. {tuned[0][0]}, split {tuned[0][1]!r}): a gate judges a "
                 "change on held-out cases",
                 hint="run the candidate on the held-out split (e.g. golden_set split: heldout), "
                 "or pass --allow-tuned-cases to gate on tuned-on cases knowingly",

@@ -23,6 +23,7 @@ from clineval.analysis.usage import load_prices
 from clineval.config import BuiltSuite, load_suite
 from clineval.core import RunInfo, RunNotFoundError, RunResult
 from clineval.core.errors import UserInputError
+from clineval.datasets.lazy_cases import case_ids, where_id
 from clineval.interrupts import RunInterrupted, resume_command, store_write_error
 from clineval.store import ResultStore
 from clineval.store.errors import write_failure_reason
@@ -46,10 +47,11 @@ class ShardOutcome:
 
 def shard_suite(suite: BuiltSuite, shard: int, of: int) -> BuiltSuite:
     """The suite with only the cases of ``shard`` (of ``of``) in each task."""
-    tasks = [
-        replace(task, cases=[c for c in task.cases if shard_of(task.spec.id, c.id, of) == shard])
-        for task in suite.tasks
-    ]
+
+    def mine(task_id: str) -> Callable[[str], bool]:
+        return lambda case_id: shard_of(task_id, case_id, of) == shard
+
+    tasks = [replace(task, cases=where_id(task.cases, mine(task.spec.id))) for task in suite.tasks]
     return BuiltSuite(spec=suite.spec, tasks=tasks)
 
 
@@ -103,7 +105,7 @@ def run_shard(
         stats, warnings = asyncio.run(
             api.execute(mine, store, run_id, store.finished_keys(run_id), request, hooks)
         )
-        keys = {(t.spec.id, c.id) for t in mine.tasks for c in t.cases}
+        keys = {(t.spec.id, c) for t in mine.tasks for c in case_ids(t.cases)}
         cases = len(keys & store.finished_keys(run_id))
         store.shards.finish(run_id, shard, cases=cases)
         missing = store.shards.missing(run_id, of)

@@ -12,10 +12,9 @@ acyclic objects (``compare_task`` here, the whole of ``releases.compare_runs``).
 from __future__ import annotations
 
 import gc
-import math
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -30,10 +29,19 @@ from clineval.analysis.paired import (
     win_tie_loss,
 )
 from clineval.core import CaseResult, MetricValue, TaskAggregate
+from clineval.core.columns import TaskColumns, columns_of
 from clineval.core.comparison import CaseChange, McNemar, MetricDelta, PairedTest, TaskComparison
 from clineval.metrics import MISSING_STRATUM
 
-__all__ = ["compare_task", "gc_paused", "mcnemar_exact", "metric_deltas", "paired_tests"]
+__all__ = [
+    "compare_columns",
+    "compare_task",
+    "gc_paused",
+    "mcnemar_exact",
+    "metric_deltas",
+    "paired_tests",
+    "paired_tests_of",
+]
 
 CONFIDENCE = 0.95
 SEED = 0
@@ -125,21 +133,45 @@ def paired_tests(
     ``observations[scorer]`` holds ``(case metadata, value in A, value in B)`` for every case both runs
     scored (NaN already dropped). Cases lacking a key go in the ``"(missing)"`` stratum, as in aggregation.
     """
-    raw: list[PairedTest] = []
+    paired: dict[str, PairedValues] = {}
     for scorer, obs in observations.items():
-        if not obs:
-            continue
         xa, xb = _columns(obs)
-        raw.append(_paired_test(scorer, None, None, xa, xb))
+        strata = {key: _objects([meta.get(key) for meta, _, _ in obs]) for key in strata_keys}
+        paired[scorer] = PairedValues(xa, xb, strata)
+    return paired_tests_of(paired, strata_keys)
+
+
+@dataclass(frozen=True)
+class PairedValues:
+    """One scorer's values in A and B on the cases both runs scored, and their stratum values per key."""
+
+    a: NDArray[np.float64]
+    b: NDArray[np.float64]
+    strata: Mapping[str, NDArray[np.object_]]
+
+
+def paired_tests_of(paired: Mapping[str, PairedValues], strata_keys: Sequence[str] = ()) -> list[PairedTest]:
+    """:func:`paired_tests` on values already in columns."""
+    raw: list[PairedTest] = []
+    for scorer, values in paired.items():
+        if not values.a.shape[0]:
+            continue
+        raw.append(_paired_test(scorer, None, None, values.a, values.b))
         for key in strata_keys:
             groups: dict[str, list[int]] = {}
-            for i, (meta, _, _) in enumerate(obs):
-                groups.setdefault(_stratum(meta.get(key)), []).append(i)
+            for i, found in enumerate(values.strata[key].tolist()):
+                groups.setdefault(_stratum(found), []).append(i)
             for value in sorted(groups):
                 rows = np.asarray(groups[value], dtype=np.intp)
-                raw.append(_paired_test(scorer, key, value, xa[rows], xb[rows]))
+                raw.append(_paired_test(scorer, key, value, values.a[rows], values.b[rows]))
     adjusted = holm([t.p for t in raw])
     return [replace(t, p_holm=p) for t, p in zip(raw, adjusted, strict=True)]
+
+
+def _objects(items: Sequence[object]) -> NDArray[np.object_]:
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    return out
 
 
 def compare_task(
@@ -149,44 +181,81 @@ def compare_task(
     results_a: Sequence[CaseResult],
     results_b: Sequence[CaseResult],
 ) -> TaskComparison:
-    """Both result lists must hold the same case ids (the caller restricts them first)."""
+    """Both result lists must hold the same case ids (the caller restricts them first); changed cases
+    carry the whole metadata of their case."""
+    keep: dict[str, tuple[str, ...] | None] = {n: () for r in (*results_a, *results_b) for n in r.scores}
+    keys = list(dict.fromkeys(k for r in results_a for k in r.metadata))
     with gc_paused():
-        return _compare_task(task_id, agg_a, agg_b, results_a, results_b)
+        return compare_columns(
+            task_id, agg_a, agg_b, columns_of(results_a, keep, keys), columns_of(results_b, keep, keys)
+        )
 
 
-def _compare_task(
-    task_id: str,
-    agg_a: TaskAggregate,
-    agg_b: TaskAggregate,
-    results_a: Sequence[CaseResult],
-    results_b: Sequence[CaseResult],
+Aligned = tuple[NDArray[np.float64], NDArray[np.bool_], NDArray[np.object_]]
+
+
+def _aligned(columns: TaskColumns, scorer: str, order: NDArray[np.intp]) -> Aligned:
+    """``(values, present)`` of one scorer at task positions ``order`` (NaN, False where not scored)."""
+    n = len(columns)
+    values = np.full(n, np.nan)
+    present = np.zeros(n, dtype=bool)
+    labels = np.full(n, None, dtype=object)
+    column = columns.scores.get(scorer)
+    if column is not None:
+        rows = columns.rows[scorer]
+        values[rows], present[rows], labels[rows] = column.values, True, column.labels
+    return values[order], present[order], labels[order]
+
+
+def compare_columns(
+    task_id: str, agg_a: TaskAggregate, agg_b: TaskAggregate, cols_a: TaskColumns, cols_b: TaskColumns
 ) -> TaskComparison:
-    by_id_b = {r.case_id: r for r in results_b}
-    comparison = TaskComparison(task_id, len(results_a), metric_deltas(agg_a.scores, agg_b.scores))
-    for key, values in agg_a.strata.items():
+    """:func:`compare_task` on the columns of both runs (the same case ids, in any order); changed cases
+    carry the metadata the columns kept (the stratification keys and ``split``)."""
+    position_b = {case_id: i for i, case_id in enumerate(cols_b.case_ids)}
+    order_b = np.fromiter((position_b[c] for c in cols_a.case_ids), dtype=np.intp, count=len(cols_a))
+    order_a = np.arange(len(cols_a), dtype=np.intp)
+    comparison = TaskComparison(task_id, len(cols_a), metric_deltas(agg_a.scores, agg_b.scores))
+    for key, by_value in agg_a.strata.items():
         other = agg_b.strata.get(key, {})
-        comparison.strata[key] = {v: metric_deltas(s, other[v]) for v, s in values.items() if v in other}
-    observations: dict[str, list[Observation]] = {}
-    changes = comparison.changes
-    isfinite = math.isfinite
-    for ra in results_a:
-        scores_b = by_id_b[ra.case_id].scores
-        meta = ra.metadata
-        for scorer, sa in ra.scores.items():
-            sb = scores_b.get(scorer)
-            if sb is None:
-                continue
-            va, vb = sa.value, sb.value
-            if va != va or vb != vb:  # NaN: not scored in one of the runs
-                continue
-            if isfinite(va) and isfinite(vb):
-                observations.setdefault(scorer, []).append((meta, va, vb))
-            if va != vb or sa.label != sb.label:
-                changes.append(CaseChange(ra.case_id, scorer, sa.label, sb.label, va, vb, dict(meta)))
-    for scorer, obs in observations.items():
-        xa, xb = _columns(obs)
-        if is_binary_values(xa, xb):
-            comparison.tests.append(McNemar(scorer, *mcnemar_exact_values(xa, xb)))
+        comparison.strata[key] = {v: metric_deltas(s, other[v]) for v, s in by_value.items() if v in other}
     strata_keys = [k for k in agg_a.strata if k in agg_b.strata]
-    comparison.paired = paired_tests(observations, strata_keys)
+    scorers = list(cols_a.scores)
+    paired: dict[str, PairedValues] = {}
+    changed_rows: list[NDArray[np.intp]] = []
+    changed_scorers: list[NDArray[np.intp]] = []
+    per_scorer: list[tuple[Aligned, Aligned]] = []
+    for j, scorer in enumerate(scorers):
+        va, pa, la = _aligned(cols_a, scorer, order_a)
+        vb, pb, lb = _aligned(cols_b, scorer, order_b)
+        both = pa & pb & ~np.isnan(va) & ~np.isnan(vb)  # NaN: not scored in one of the runs
+        observed = both & np.isfinite(va) & np.isfinite(vb)
+        if observed.any():
+            rows = np.flatnonzero(observed)
+            strata = {key: cols_a.metadata.get(key, _none(len(cols_a)))[rows] for key in strata_keys}
+            paired[scorer] = PairedValues(va[rows], vb[rows], strata)
+        changed = np.flatnonzero(both & ((va != vb) | (la != lb)))
+        changed_rows.append(changed)
+        changed_scorers.append(np.full(changed.shape[0], j, dtype=np.intp))
+        per_scorer.append(((va, pa, la), (vb, pb, lb)))
+    if changed_rows:
+        rows_all, scorer_all = np.concatenate(changed_rows), np.concatenate(changed_scorers)
+        ordered = np.lexsort((scorer_all, rows_all))  # case by case, scorers in their order, as before
+        meta_keys = list(cols_a.metadata)
+        for row, j in zip(rows_all[ordered].tolist(), scorer_all[ordered].tolist(), strict=True):
+            (va, _, la), (vb, _, lb) = per_scorer[j]
+            meta = {k: v for k in meta_keys if (v := cols_a.metadata[k][row]) is not None}
+            comparison.changes.append(
+                CaseChange(
+                    cols_a.case_ids[row], scorers[j], la[row], lb[row], float(va[row]), float(vb[row]), meta
+                )
+            )
+    for scorer, values in paired.items():
+        if is_binary_values(values.a, values.b):
+            comparison.tests.append(McNemar(scorer, *mcnemar_exact_values(values.a, values.b)))
+    comparison.paired = paired_tests_of(paired, strata_keys)
     return comparison
+
+
+def _none(n: int) -> NDArray[np.object_]:
+    return np.full(n, None, dtype=object)

@@ -134,29 +134,54 @@ def _scorers(result: CaseResult) -> Iterable[Outcome]:
 PROBES: tuple[Callable[[CaseResult], Iterable[Outcome]], ...] = (_system, _selection, _judge, _scorers)
 
 
+def outcomes(result: CaseResult) -> list[Outcome]:
+    """Every component's outcome on one case (the case summary keeps them: ``case_summary``)."""
+    return [outcome for probe in PROBES for outcome in probe(result)]
+
+
+class FailureCounter:
+    """Counts failures per (task, component) from outcomes added one case at a time."""
+
+    def __init__(self) -> None:
+        self.found: dict[tuple[str, str], ComponentFailures] = {}
+
+    def add(self, task_id: str, case_outcomes: Iterable[Outcome]) -> None:
+        for outcome in case_outcomes:
+            key = (task_id, outcome.component)
+            entry = self.found.get(key)
+            if entry is None:
+                entry = self.found[key] = ComponentFailures(task_id, outcome.component)
+            entry.total += 1
+            entry.calls_total += outcome.calls
+            if outcome.failures:
+                entry.failed += 1
+                entry.calls_failed += len(outcome.failures)
+                entry.kinds.update(outcome.failures)
+
+    def components(self) -> list[ComponentFailures]:
+        """Every (task, component) that ran, in first-seen order."""
+        return list(self.found.values())
+
+
 def component_failures(results: Iterable[CaseResult]) -> list[ComponentFailures]:
     """Every (task, component) that ran, in first-seen order, with its failures counted."""
-    found: dict[tuple[str, str], ComponentFailures] = {}
+    counter = FailureCounter()
     for result in results:
-        for probe in PROBES:
-            for outcome in probe(result):
-                key = (result.task_id, outcome.component)
-                entry = found.setdefault(key, ComponentFailures(result.task_id, outcome.component))
-                entry.total += 1
-                entry.calls_total += outcome.calls
-                if outcome.failures:
-                    entry.failed += 1
-                    entry.calls_failed += len(outcome.failures)
-                    entry.kinds.update(outcome.failures)
-    return list(found.values())
+        counter.add(result.task_id, outcomes(result))
+    return counter.components()
 
 
 def assess(results: Sequence[CaseResult], threshold: float = DEFAULT_THRESHOLD) -> dict[str, Any]:
-    """What a run stores under ``provenance["degradation"]``: the threshold, whether the run is degraded,
-    one warning per degraded component, and every component that failed at least once."""
+    """What a run stores under ``provenance["degradation"]`` (see :func:`assess_components`)."""
+    return assess_components(component_failures(results), threshold)
+
+
+def assess_components(components: Sequence[ComponentFailures], threshold: float) -> dict[str, Any]:
+    """The threshold, whether the run is degraded, one warning per degraded component, and every
+    component that failed at least once."""
     if not 0.0 <= threshold <= 1.0:
         raise ValueError(f"the degradation threshold must be within [0, 1], got {threshold}")
-    failing = [c for c in component_failures(results) if c.failed]
+    failing = [c for c in components if c.failed]
     warnings = [c.warning() for c in failing if c.degraded(threshold)]
     return {
         "threshold": threshold,

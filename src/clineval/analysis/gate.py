@@ -27,9 +27,11 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from clineval.analysis.gate_roles import ADHERENCE, RoleChoice, direction_of, is_gate_metric
+from clineval.core.columns import TaskColumns, columns_of
 from clineval.core.protocols import Scorer
 from clineval.core.run import MetricValue, RunResult
-from clineval.core.score import CaseResult, Score
+from clineval.core.score import CaseResult
+from clineval.metrics.aggregate import breakdown_plan, scorer_values
 
 CONDITION = "condition"
 MODES = ("strict", "statistical")
@@ -114,18 +116,15 @@ def _finite(value: float | None) -> bool:
     return value is not None and math.isfinite(value)
 
 
-def _scorer_keys(scorer: Scorer, results: Sequence[CaseResult]) -> set[str]:
-    scores: list[Score] = [r.scores[scorer.name] for r in results if scorer.name in r.scores]
-    keys: set[str] = set()
-    for metric in scorer.metrics:
-        keys.update(metric.compute(scores))
-    return keys
-
-
 def metric_tiers(results: Sequence[CaseResult], scorers: Sequence[Scorer]) -> dict[str, int | None]:
+    """:func:`metric_tiers_of_columns` over one task's results."""
+    return metric_tiers_of_columns(columns_of(results, breakdown_plan(scorers), ()), scorers)
+
+
+def metric_tiers_of_columns(columns: TaskColumns, scorers: Sequence[Scorer]) -> dict[str, int | None]:
     """``metric key -> tier`` of the scorer that produces it (None: untiered), keyed as aggregation keys
     them (``<scorer>.<key>`` when two scorers produce the same key)."""
-    per_scorer = [(s, _scorer_keys(s, results)) for s in scorers]
+    per_scorer = [(s, set(scorer_values(s, columns))) for s in scorers]
     seen = Counter(key for _, keys in per_scorer for key in keys)
     tiers: dict[str, int | None] = {}
     for scorer, keys in per_scorer:
@@ -145,11 +144,15 @@ def snapshot(
         agg = run.aggregates.get(spec.id)
         if agg is None:
             continue
-        results = [r for r in run.results if r.task_id == spec.id]
+        task_scorers = scorers.get(spec.id, ())
+        if run.columns is not None and spec.id in run.columns:
+            tiers = metric_tiers_of_columns(run.columns[spec.id], task_scorers)
+        else:
+            tiers = metric_tiers([r for r in run.results if r.task_id == spec.id], task_scorers)
         tasks[spec.id] = {
             "scores": dict(agg.scores),
             "strata": agg.strata,
-            "tiers": metric_tiers(results, scorers.get(spec.id, ())),
+            "tiers": tiers,
             "stratify": list(spec.stratify),
             "dataset": {"type": spec.dataset.type, "content_hash": spec.dataset.content_hash},
         }

@@ -110,14 +110,28 @@ def _judge_usages(result: CaseResult) -> Iterable[tuple[Usage | None, bool]]:
         yield (Usage(**counts) if valid else None), bool(entry.get("cached"))
 
 
+def case_usages(result: CaseResult) -> tuple[tuple[Usage | None, bool], list[tuple[Usage | None, bool]]]:
+    """``((system usage, cached), [(judge usage, cached)...])`` of one case."""
+    return (result.output.usage, result.output.cached), list(_judge_usages(result))
+
+
 def task_totals(results: Sequence[CaseResult]) -> tuple[UsageTotals, UsageTotals]:
     """``(system, judge)`` totals of one task's results."""
     system, judge = UsageTotals(), UsageTotals()
     for result in results:
-        system.add(result.output.usage, cached=result.output.cached)
-        for usage, cached in _judge_usages(result):
-            judge.add(usage, cached=cached)
+        add_case(system, judge, *case_usages(result))
     return system, judge
+
+
+def add_case(
+    system: UsageTotals,
+    judge: UsageTotals,
+    own: tuple[Usage | None, bool],
+    judged: Iterable[tuple[Usage | None, bool]],
+) -> None:
+    system.add(own[0], cached=own[1])
+    for usage, cached in judged:
+        judge.add(usage, cached=cached)
 
 
 def _entry(totals: UsageTotals, model: str | None, prices: PriceTable | None) -> dict[str, Any]:
@@ -139,14 +153,21 @@ def _model(args: Mapping[str, Any]) -> str | None:
 def usage_summary(
     spec: SuiteSpec, results: Sequence[CaseResult], prices: PriceTable | None = None
 ) -> dict[str, Any]:
-    """What a run stores in ``provenance["usage"]``: ``{"prices_file", "tasks": {task: {"system": ...,
-    "judge": ... or None}}}``, each entry the totals plus ``model``, ``cost``, ``currency``."""
+    """What a run stores in ``provenance["usage"]`` (see :func:`usage_from_totals`)."""
     by_task: dict[str, list[CaseResult]] = {t.id: [] for t in spec.tasks}
     for result in results:
         by_task.setdefault(result.task_id, []).append(result)
+    return usage_from_totals(spec, {t.id: task_totals(by_task[t.id]) for t in spec.tasks}, prices)
+
+
+def usage_from_totals(
+    spec: SuiteSpec, totals: Mapping[str, tuple[UsageTotals, UsageTotals]], prices: PriceTable | None = None
+) -> dict[str, Any]:
+    """``{"prices_file", "tasks": {task: {"system": ..., "judge": ... or None}}}``, each entry the totals
+    plus ``model``, ``cost``, ``currency``."""
     tasks: dict[str, Any] = {}
     for task in spec.tasks:
-        system, judge = task_totals(by_task[task.id])
+        system, judge = totals.get(task.id) or (UsageTotals(), UsageTotals())
         judge_model = _model(task.judge.args) if task.judge is not None else None
         tasks[task.id] = {
             "system": _entry(system, _model(task.system.args), prices),

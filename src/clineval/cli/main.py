@@ -87,7 +87,12 @@ def _report_context(run: RunResult) -> ReportContext:
         scorers = api.scorers_for(run.info.suite)
     except UserInputError:
         return EMPTY
-    return ReportContext(scorers=scorers, load_dataset=lambda fmt, opts, base: DATASETS.get(fmt)(opts, base))
+    by_keys = getattr(run.results, "by_keys", None)  # a stored run's results: read only the sample cases
+    return ReportContext(
+        scorers=scorers,
+        load_dataset=lambda fmt, opts, base: DATASETS.get(fmt)(opts, base),
+        load_results=by_keys if callable(by_keys) else None,
+    )
 
 
 MlflowOpt = Annotated[
@@ -262,7 +267,7 @@ def report(
     """Write the reports of a stored run (with its stored release-gate decisions)."""
     from clineval import api, releases
 
-    run = api.load_run(store, run_id)
+    run = api.open_run(store, run_id)
     _finish(run, out, releases.gate_decisions(store, run.run_id))
 
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -29,7 +30,7 @@ R = TypeVar("R")
 @dataclass
 class BuiltTask:
     spec: TaskSpec
-    cases: list[Case]
+    cases: Sequence[Case]  # a JSONL file's cases are read from it when used (datasets.lazy_cases)
     system: System
     scorers: list[Scorer]
     selection: SelectionStep | None = None
@@ -97,7 +98,7 @@ def _build_task(doc: LocatedYaml, index: int, task: TaskEntry, limit: int | None
         )
         cases = annotate(cases)
         annotator_specs.append(annotator_spec)
-    _check_stratify(doc, loc, task.stratify, [*dataset.cases[:1000], *cases])
+    _check_stratify(doc, loc, task.stratify, itertools.chain(dataset.cases[:1000], cases))
     selection = None
     if task.mcq_selection is not None:
         select_options = {"prompt": "mcq_select_v1", **task.mcq_selection}
@@ -215,8 +216,13 @@ def _judge_spec(judge: JudgeStep) -> ComponentSpec:
     return judge.system.spec.model_copy(update={"args": args})
 
 
-def _check_stratify(doc: LocatedYaml, loc: Loc, keys: list[str], cases: list[Case]) -> None:
-    present = {k for case in cases for k in case.metadata}
+def _check_stratify(doc: LocatedYaml, loc: Loc, keys: list[str], cases: Iterable[Case]) -> None:
+    """Each stratify key is in some case's metadata (cases are read only until every key is found)."""
+    present: set[str] = set()
+    for case in cases if keys else ():
+        present.update(case.metadata)
+        if present.issuperset(keys):
+            return
     for i, key in enumerate(keys):
         if key not in present:
             raise SuiteError(

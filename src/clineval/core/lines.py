@@ -65,3 +65,55 @@ def jsonl_objects(data: bytes, path: str | Path) -> Iterator[tuple[int, dict[str
         if not isinstance(value, dict):
             raise DataFileError(f"expected a JSON object, got {type(value).__name__}", path=path, line=number)
         yield number, value
+
+
+def stream_lines(path: str | Path, *, digest: Any = None) -> Iterator[tuple[int, int, str]]:
+    """(1-based line number, byte offset, line) of a file read in buffered chunks, never whole: the same
+    lines as :func:`file_lines` (split at ``\\n`` only, ``\\r`` and a leading BOM dropped), each decoded
+    alone (a line that is not UTF-8 is a DataFileError naming it). ``digest`` (a hashlib object) is updated
+    with every byte, so the file's hash costs no second read."""
+    try:
+        handle = open(path, "rb")  # noqa: SIM115  # closed below, also when the caller stops early
+    except FileNotFoundError:
+        raise DataFileError("file not found", path=path, hint="check the path") from None
+    except OSError as err:
+        raise DataFileError(f"cannot read file: {err.strerror}", path=path) from None
+    with handle:
+        offset = 0
+        for number, raw in enumerate(handle, start=1):
+            if digest is not None:
+                digest.update(raw)
+            start = offset
+            offset += len(raw)
+            body = raw[:-1] if raw.endswith(b"\n") else raw
+            body = body[:-1] if body.endswith(b"\r") else body
+            if number == 1 and body.startswith(b"\xef\xbb\xbf"):
+                body, start = body[3:], start + 3
+            try:
+                yield number, start, body.decode("utf-8")
+            except UnicodeDecodeError as err:
+                raise DataFileError(f"not UTF-8 text (byte {err.start})", path=path, line=number) from None
+
+
+def read_line_at(handle: Any, offset: int, path: str | Path, number: int) -> str:
+    """The line starting at byte ``offset`` of an open binary file (see :func:`stream_lines`)."""
+    handle.seek(offset)
+    raw = handle.readline()
+    body = raw[:-1] if raw.endswith(b"\n") else raw
+    body = body[:-1] if body.endswith(b"\r") else body
+    try:
+        return str(body.decode("utf-8"))
+    except UnicodeDecodeError as err:
+        raise DataFileError(f"not UTF-8 text (byte {err.start})", path=path, line=number) from None
+
+
+def parse_json_line(
+    line: str, path: str | Path, number: int, hint: str = "each line must be one JSON object"
+) -> Any:
+    """The JSON value of one line (a line that is not JSON is a DataFileError naming it)."""
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as err:
+        raise DataFileError(
+            f"malformed JSON: {err.msg} (column {err.colno})", path=path, line=number, hint=hint
+        ) from None

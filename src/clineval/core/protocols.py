@@ -65,8 +65,9 @@ class System(Protocol):
 
 @dataclass(frozen=True)
 class LoadedDataset:
-    """Cases of one dataset and the hash of the bytes they came from."""
+    """Cases of one dataset and the hash of the bytes they came from (``cases`` may be read from the file
+    when used: ``clineval.datasets.lazy_cases``)."""
 
-    cases: list[Case]
+    cases: Sequence[Case]
     content_hash: str
     source: str

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidatorFunctionWrapHandler, field_validator
 
 from clineval.core.eval_metric import RunType
 from clineval.core.score import CaseResult
@@ -43,12 +44,26 @@ class RunInfo(BaseModel):
 
 
 class RunResult(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    """A run. ``results`` is a list, or a sequence read from the store when iterated (a stored run of a
+    million cases is never held in memory at once); ``columns`` (``clineval.core.columns``), when set,
+    are the per-case columns that aggregation, compare and reports read instead of the results."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
     info: RunInfo
-    results: list[CaseResult]
+    results: Sequence[CaseResult]
     aggregates: dict[str, TaskAggregate]
     overall: dict[str, MetricValue] = Field(default_factory=dict)
+    # task id -> clineval.core.columns.TaskColumns (typed Any: importing core.run must not import numpy)
+    columns: dict[str, Any] | None = Field(default=None, exclude=True, repr=False)
+
+    @field_validator("results", mode="wrap")
+    @classmethod
+    def _lazy_results(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        # a store-backed sequence stays lazy; anything else is validated into a list of CaseResults
+        if isinstance(value, Sequence) and not isinstance(value, list | tuple | str):
+            return value
+        return list(handler(value))
 
     @property
     def run_id(self) -> str:

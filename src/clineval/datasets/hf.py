@@ -15,6 +15,7 @@ import json
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -24,6 +25,7 @@ from clineval.core import Case, LoadedDataset
 from clineval.core.errors import DataFileError, UserInputError
 from clineval.datasets._io import file_hash, iter_jsonl, read_bytes, resolve
 from clineval.datasets.cases import check_unique
+from clineval.datasets.lazy_cases import JsonlCases
 
 EXTRA_HINT = "needs the hf extra: pip install 'clineval[hf]'"
 
@@ -56,11 +58,20 @@ class SourceOptions(BaseModel):
 
 @dataclass(frozen=True)
 class SourceBytes:
-    """The bytes a loader parses, the path its errors name, and the ``source`` it reports."""
+    """The bytes a loader parses, the path its errors name, and the ``source`` it reports. A local file
+    (``raw`` None) is read only when ``data`` is first asked for: a JSONL loader streams it instead."""
 
     path: Path
-    data: bytes
     source: str
+    raw: bytes | None = None
+
+    @property
+    def local(self) -> bool:
+        return self.raw is None
+
+    @cached_property
+    def data(self) -> bytes:
+        return read_bytes(self.path) if self.raw is None else self.raw
 
     @property
     def content_hash(self) -> str:
@@ -179,7 +190,11 @@ def load_rows(opts: SourceOptions, base_dir: Path) -> tuple[list[Row], str]:
 
 
 def jsonl_source_dataset(src: SourceBytes, make_case: Callable[[Row, int], Case]) -> LoadedDataset:
-    """Cases from JSON lines (a local file or serialised HF rows): ``make_case(record, 1-based line)``."""
+    """Cases from JSON lines (a local file or serialised HF rows): ``make_case(record, 1-based line)``. A
+    local file's cases are read from it when used (``lazy_cases``), not held in memory."""
+    if src.local:
+        lazy, content_hash = JsonlCases.load(src.path, make_case)
+        return LoadedDataset(cases=lazy, content_hash=content_hash, source=src.source)
     cases = [make_case(row, number) for number, row in iter_jsonl(src.path, src.data)]
     check_unique(cases, src.path)
     return LoadedDataset(cases=cases, content_hash=src.content_hash, source=src.source)
@@ -189,10 +204,10 @@ def source_bytes(options: SourceOptions, base_dir: Path, fmt: str) -> SourceByte
     """The bytes a loader of format ``fmt`` parses: its local file, or the HF rows mapped and serialised."""
     if options.hf is None:
         path = resolve(options.path or "", base_dir)
-        return SourceBytes(path=path, data=read_bytes(path), source=str(path))
+        return SourceBytes(path=path, source=str(path))
     if fmt not in MAPPINGS:
         raise UserInputError(f"dataset format {fmt!r} has no Hugging Face mapping", hint="use path:")
     mapping, layout = MAPPINGS[fmt]
     rows, label = load_rows(options, base_dir)
     data = serialise((mapping(row) for row in rows), layout)
-    return SourceBytes(path=Path(label), data=data, source=label)
+    return SourceBytes(path=Path(label), source=label, raw=data)

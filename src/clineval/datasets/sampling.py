@@ -11,16 +11,22 @@ import hashlib
 from collections.abc import Sequence
 
 from clineval.core import Case
+from clineval.datasets.lazy_cases import JsonlCases, case_ids
 
 
-def sample_cases(cases: Sequence[Case], limit: int | None, seed: int) -> list[Case]:
+def sample_cases(cases: Sequence[Case], limit: int | None, seed: int) -> Sequence[Case]:
+    """The ``limit`` chosen cases in dataset order (all of them when ``limit`` is None); a dataset read from
+    its file stays so (only the ids are looked at to choose)."""
     if limit is None or limit >= len(cases):
-        return list(cases)
+        return cases if isinstance(cases, JsonlCases) else list(cases)
     if limit < 0:
         raise ValueError(f"limit must be >= 0, got {limit}")
+    ids = case_ids(cases)
 
-    def key(case: Case) -> bytes:
-        return hashlib.sha256(f"{seed}:{case.id}".encode()).digest()
+    def key(index: int) -> bytes:
+        return hashlib.sha256(f"{seed}:{ids[index]}".encode()).digest()
 
-    chosen = {c.id for c in sorted(cases, key=key)[:limit]}
-    return [c for c in cases if c.id in chosen]
+    chosen = sorted(sorted(range(len(ids)), key=key)[:limit])
+    if isinstance(cases, JsonlCases):
+        return cases.subset(chosen)
+    return [cases[i] for i in chosen]

@@ -11,50 +11,62 @@ import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from clineval.core.protocols import Scorer
-from clineval.core.run import MetricValue, TaskAggregate
-from clineval.core.score import CaseResult, Score
+import numpy as np
 
-MISSING_STRATUM = "(missing)"
+from clineval.core.columns import MISSING_STRATUM, ScoreColumn, TaskColumns, columns_of, kept_breakdown_keys
+from clineval.core.protocols import Metric, Scorer
+from clineval.core.run import MetricValue, TaskAggregate
+from clineval.core.score import CaseResult
+
+__all__ = ["COUNT_KEYS", "MISSING_STRATUM", "aggregate_columns", "aggregate_task", "overall_scores"]
+
 COUNT_KEYS = ("n", "n_failed", "n_unscored")
 
 
-def _metric_values(results: Sequence[CaseResult], scorers: Sequence[Scorer]) -> dict[str, MetricValue]:
+def compute_metric(metric: Metric, column: ScoreColumn) -> dict[str, MetricValue]:
+    """``metric`` over a column: its ``compute_column`` if it has one, else ``compute`` on Score objects."""
+    on_column = getattr(metric, "compute_column", None)
+    if callable(on_column):
+        values: dict[str, MetricValue] = on_column(column)
+        return values
+    return metric.compute(column.scores())
+
+
+def _empty_column() -> ScoreColumn:
+    return ScoreColumn(np.empty(0), np.empty(0, dtype=object))
+
+
+def scorer_values(scorer: Scorer, columns: TaskColumns) -> dict[str, MetricValue]:
+    """Every metric of one scorer over the cases it scored."""
+    column = columns.scores.get(scorer.name) or _empty_column()
+    values: dict[str, MetricValue] = {}
+    for metric in scorer.metrics:
+        values.update(compute_metric(metric, column))
+    return values
+
+
+def _metric_values(columns: TaskColumns, scorers: Sequence[Scorer]) -> dict[str, MetricValue]:
     """All metrics of all scorers, plus the counts ``n``, ``n_failed``, ``n_unscored``.
 
     A metric key produced by more than one scorer is written ``<scorer>.<key>`` for each of them.
     ``n_unscored`` counts cases whose primary (first) scorer gave NaN or no score at all.
     """
-    per_scorer: list[tuple[str, dict[str, MetricValue]]] = []
-    for scorer in scorers:
-        scores: list[Score] = [r.scores[scorer.name] for r in results if scorer.name in r.scores]
-        values: dict[str, MetricValue] = {}
-        for metric in scorer.metrics:
-            values.update(metric.compute(scores))
-        per_scorer.append((scorer.name, values))
+    per_scorer = [(scorer.name, scorer_values(scorer, columns)) for scorer in scorers]
     seen = Counter(key for _, values in per_scorer for key in values)
     merged: dict[str, MetricValue] = {}
     for name, values in per_scorer:
         for key, value in values.items():
             merged[f"{name}.{key}" if seen[key] > 1 else key] = value
-    merged["n"] = len(results)
-    merged["n_failed"] = sum(1 for r in results if r.output.failed)
-    if scorers:
-        primary = scorers[0].name
-        merged["n_unscored"] = sum(
-            1 for r in results if primary not in r.scores or math.isnan(r.scores[primary].value)
-        )
-    else:
-        merged["n_unscored"] = len(results)
+    merged["n"] = len(columns)
+    merged["n_failed"] = int(columns.failed.sum())
+    primary = columns.scores.get(scorers[0].name) if scorers else None
+    scored = 0 if primary is None else int(primary.scorable().sum())
+    merged["n_unscored"] = len(columns) - scored
     return merged
 
 
-def _stratum(value: object) -> str:
-    return MISSING_STRATUM if value is None else str(value)
-
-
-def aggregate_task(
-    results: Sequence[CaseResult], scorers: Sequence[Scorer], stratify: Sequence[str] = ()
+def aggregate_columns(
+    columns: TaskColumns, scorers: Sequence[Scorer], stratify: Sequence[str] = ()
 ) -> TaskAggregate:
     """Task scores and ``strata[key][str(value)][metric]`` for each metadata key in ``stratify``.
 
@@ -65,11 +77,21 @@ def aggregate_task(
         raise ValueError(f"scorer names must be unique, got {names}")
     strata: dict[str, dict[str, dict[str, MetricValue]]] = {}
     for key in stratify:
-        groups: dict[str, list[CaseResult]] = {}
-        for result in results:
-            groups.setdefault(_stratum(result.metadata.get(key)), []).append(result)
-        strata[key] = {value: _metric_values(groups[value], scorers) for value in sorted(groups)}
-    return TaskAggregate(scores=_metric_values(results, scorers), strata=strata)
+        groups = columns.strata(key)
+        strata[key] = {value: _metric_values(columns.take(rows), scorers) for value, rows in groups.items()}
+    return TaskAggregate(scores=_metric_values(columns, scorers), strata=strata)
+
+
+def breakdown_plan(scorers: Sequence[Scorer]) -> dict[str, tuple[str, ...] | None]:
+    """``scorer name -> breakdown keys its metrics read`` (None: all of them)."""
+    return {s.name: kept_breakdown_keys(s.metrics) for s in scorers}
+
+
+def aggregate_task(
+    results: Sequence[CaseResult], scorers: Sequence[Scorer], stratify: Sequence[str] = ()
+) -> TaskAggregate:
+    """:func:`aggregate_columns` over the columns of ``results`` (one task's results)."""
+    return aggregate_columns(columns_of(results, breakdown_plan(scorers), stratify), scorers, stratify)
 
 
 def overall_scores(aggregates: Mapping[str, TaskAggregate]) -> dict[str, MetricValue]:

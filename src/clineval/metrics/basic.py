@@ -11,6 +11,9 @@ import math
 from collections.abc import Sequence
 from typing import Literal
 
+import numpy as np
+
+from clineval.core.columns import ScoreColumn
 from clineval.core.run import MetricValue
 from clineval.core.score import Score
 from clineval.metrics.intervals import bootstrap_interval, wilson_interval
@@ -52,14 +55,19 @@ class Accuracy:
         self.seed = seed
         self.n_resamples = n_resamples
 
+    breakdown_keys: tuple[str, ...] = ()
+
     def compute(self, scores: Sequence[Score]) -> dict[str, MetricValue]:
-        values = [s.value for s in scores if s.value == s.value]
-        n = len(values)
+        return self.compute_column(_column(scores))
+
+    def compute_column(self, column: ScoreColumn) -> dict[str, MetricValue]:
+        values = column.values[column.scorable()]
+        n = int(values.shape[0])
         if n == 0:
             return {self.name: math.nan, f"{self.name}_ci": [math.nan, math.nan]}
-        total = math.fsum(values)
+        total = math.fsum(values.tolist())
         if self.ci == "wilson":
-            if any(v not in (0.0, 1.0) for v in values):
+            if not np.isin(values, (0.0, 1.0)).all():
                 raise ValueError(f"{self.name}: Wilson interval needs 0/1 values; use ci='bootstrap'")
             lo, hi = wilson_interval(round(total), n, self.confidence)
         else:
@@ -76,24 +84,33 @@ class LabelRate:
     call failed), so ``accuracy + incorrect_rate + unparsed_rate + failed_rate = 1`` for MCQ.
     """
 
+    breakdown_keys: tuple[str, ...] = ()
+
     def __init__(self, label: str, *, name: str | None = None) -> None:
         self.label = label
         self.name = name or f"{label}_rate"
 
     def compute(self, scores: Sequence[Score]) -> dict[str, MetricValue]:
-        scored = scorable(scores)
-        if not scored:
+        return self.compute_column(_column(scores))
+
+    def compute_column(self, column: ScoreColumn) -> dict[str, MetricValue]:
+        labels = column.labels[column.scorable()]
+        if not labels.shape[0]:
             return {self.name: math.nan}
-        return {self.name: sum(1 for s in scored if s.label == self.label) / len(scored)}
+        return {self.name: int((labels == self.label).sum()) / int(labels.shape[0])}
 
 
 class Count:
     """``n`` = number of scores given, scorable or not (= number of cases of the task)."""
 
     name = "n"
+    breakdown_keys: tuple[str, ...] = ()
 
     def compute(self, scores: Sequence[Score]) -> dict[str, MetricValue]:
         return {self.name: len(scores)}
+
+    def compute_column(self, column: ScoreColumn) -> dict[str, MetricValue]:
+        return {self.name: len(column)}
 
 
 class MacroF1:
@@ -112,6 +129,7 @@ class MacroF1:
         self.name = name
         self.gold_key = gold_key
         self.pred_key = pred_key
+        self.breakdown_keys = (gold_key, pred_key)
 
     def compute(self, scores: Sequence[Score]) -> dict[str, MetricValue]:
         pairs: list[tuple[str, object]] = []
@@ -129,3 +147,11 @@ class MacroF1:
             fn = sum(1 for g, p in pairs if g == c and p != c)
             f1s.append(2 * tp / (2 * tp + fp + fn))
         return {self.name: math.fsum(f1s) / len(f1s)}
+
+
+def _column(scores: Sequence[Score]) -> ScoreColumn:
+    """Scores as a column (the one implementation of each metric works on columns)."""
+    labels = np.empty(len(scores), dtype=object)
+    labels[:] = [s.label for s in scores]
+    values = np.fromiter((s.value for s in scores), dtype=np.float64, count=len(scores))
+    return ScoreColumn(values, labels)

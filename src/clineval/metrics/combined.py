@@ -25,7 +25,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from clineval.core import CaseResult, MetricValue
+from clineval.core.columns import TaskColumns, columns_of
 from clineval.core.safe_yaml import safe_load
+
+_CHUNK_CELLS = 1 << 22  # cells of resampled values drawn at once (a million-case task: 4 resamples)
 
 if TYPE_CHECKING:  # numpy is imported by the functions that compute: a run without a combined score, and
     import numpy as np  # the CLI's start-up, never import it
@@ -81,15 +84,6 @@ def parse_weights(text: str) -> dict[str, float]:
     return weights
 
 
-def _value_matrix(results: Sequence[CaseResult], scorers: Sequence[str]) -> np.ndarray:
-    """cases x scorers array of per-case values (NaN where not scorable or absent)."""
-    import numpy as np
-
-    return np.array(
-        [[r.scores[s].value if s in r.scores else math.nan for s in scorers] for r in results], dtype=float
-    ).reshape(len(results), len(scorers))
-
-
 def _combine(means: np.ndarray, groups: Sequence[int], weights: np.ndarray, renormalize: bool) -> np.ndarray:
     """Combined score per row of ``means`` (rows: resamples; columns: scorers mapped to category groups)."""
     import numpy as np
@@ -110,6 +104,14 @@ def _combine(means: np.ndarray, groups: Sequence[int], weights: np.ndarray, reno
 def combined_for_task(
     results: Sequence[CaseResult], primary_metric: Mapping[str, str], spec: CombinedSpec
 ) -> dict[str, Any]:
+    """:func:`combined_for_columns` over one task's results."""
+    keep: dict[str, tuple[str, ...] | None] = {name: () for name in primary_metric}
+    return combined_for_columns(columns_of(results, keep, ()), primary_metric, spec)
+
+
+def combined_for_columns(
+    columns: TaskColumns, primary_metric: Mapping[str, str], spec: CombinedSpec
+) -> dict[str, Any]:
     """``{name: value, name_ci: [lo, hi], "name[category]": v_t,k ...}`` for one task.
 
     ``primary_metric`` maps each scorer name to the metric key its per-case values average to.
@@ -124,11 +126,12 @@ def combined_for_task(
         spec.name: math.nan,
         f"{spec.name}_ci": [math.nan, math.nan],
     }
-    if not chosen or not results:
+    n = len(columns)
+    if not chosen or not n:
         return nan_result
     import numpy as np
 
-    values = _value_matrix(results, [s for s, _ in chosen])
+    values = columns.value_matrix([s for s, _ in chosen])
     groups = [g for _, g in chosen]
     weights = np.array([spec.weights[c] for c in cats], dtype=float)
     with np.errstate(all="ignore"), warnings.catch_warnings():
@@ -136,10 +139,14 @@ def combined_for_task(
         means = np.nanmean(values, axis=0)[None, :]
     point = float(_combine(means, groups, weights, spec.renormalize)[0])
     rng = np.random.default_rng(spec.seed)
-    idx = rng.integers(0, len(results), size=(spec.n_resamples, len(results)))
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # a resample with no scorable case: NaN, dropped
-        boot_means = np.nanmean(values[idx], axis=1)  # resamples x scorers
+    boot_means = np.empty((spec.n_resamples, values.shape[1]))  # resamples x scorers
+    rows = max(1, _CHUNK_CELLS // (n * values.shape[1]))  # resamples drawn at once: bounded memory
+    for start in range(0, spec.n_resamples, rows):
+        stop = min(spec.n_resamples, start + rows)
+        idx = rng.integers(0, n, size=(stop - start, n))
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a resample with no scorable case: NaN, dropped
+            boot_means[start:stop] = np.nanmean(values[idx], axis=1)
     boot = _combine(boot_means, groups, weights, spec.renormalize)
     boot = boot[~np.isnan(boot)]
     ci = [float(np.percentile(boot, 2.5)), float(np.percentile(boot, 97.5))] if boot.size else [math.nan] * 2

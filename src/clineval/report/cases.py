@@ -144,9 +144,11 @@ def sample_cases(
     results: Sequence[CaseResult],
     limit: int = 50,
     inputs: Mapping[tuple[str, str], CaseInput] | None = None,
+    *,
+    picked: Sequence[tuple[str, CaseResult]] | None = None,
 ) -> list[SampleCase]:
-    """Up to ``limit`` cases that went wrong (see :func:`pick_cases`), with their question excerpt,
-    extracted and gold answers where known."""
+    """Up to ``limit`` cases that went wrong (see :func:`pick_cases`; ``picked``: already picked), with
+    their question excerpt, extracted and gold answers where known."""
     known = inputs or {}
     return [
         SampleCase(
@@ -158,5 +160,5 @@ def sample_cases(
             excerpt=excerpt(r),
             **case_fields(r, known),
         )
-        for kind, r in pick_cases(results, limit)
+        for kind, r in (pick_cases(results, limit) if picked is None else picked[:limit])
     ]

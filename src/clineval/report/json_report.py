@@ -8,11 +8,11 @@ from typing import Any
 
 from clineval.core import ComponentSpec, GateDecision, RunResult, TaskSpec
 from clineval.report.banners import failure_banners
-from clineval.report.cases import failures_by_kind
 from clineval.report.context import EMPTY, ReportContext
 from clineval.report.formatting import COUNT_KEYS, jsonable_dict, task_ids
 from clineval.report.gate_section import gates_json
 from clineval.report.model_comparison import Comparison, comparisons
+from clineval.report.run_cases import run_failures
 from clineval.report.tiers import TierView, run_tiers
 from clineval.report.usage_lines import usage_lines
 from clineval.report.view import run_warnings
@@ -86,7 +86,7 @@ def build_report(
         "task_scores": {t: dict(run.aggregates[t].scores) for t in tasks},
         "strata": {t: run.aggregates[t].strata for t in tasks},
         "counts": {t: {k: run.aggregates[t].scores.get(k) for k in COUNT_KEYS} for t in tasks},
-        "failures_by_kind": failures_by_kind(run.results),
+        "failures_by_kind": run_failures(run),
         "provenance": info.provenance,
         "gates": gates_json(gates),
         # added in the same version (additive): the display structure the HTML report shows

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from clineval.core import MetricValue, RunResult, TaskAggregate
 from clineval.report.banners import failure_banners
 from clineval.report.case_inputs import case_inputs
-from clineval.report.cases import SampleCase, failures_by_kind, pick_cases, sample_cases
+from clineval.report.cases import SampleCase, sample_cases
 from clineval.report.context import EMPTY, ReportContext
 from clineval.report.formatting import (
     chart_metric,
@@ -26,6 +26,7 @@ from clineval.report.formatting import (
     union_in_order,
 )
 from clineval.report.model_comparison import Comparison, comparisons
+from clineval.report.run_cases import run_failures, run_picks
 from clineval.report.tiers import TierView, run_tiers
 from clineval.report.usage_lines import usage_lines
 
@@ -146,7 +147,7 @@ def build_view(run: RunResult, *, max_samples: int = 50, context: ReportContext 
     info = run.info
     tiers = run_tiers(run, context.scorers)
     tasks = [task_view(t, run.aggregates[t], tiers.get(t)) for t in task_ids(run) if t in run.aggregates]
-    picked = pick_cases(run.results, max_samples) if max_samples > 0 else []
+    picked = run_picks(run, max_samples, context)
     inputs = case_inputs(run, [(r.task_id, r.case_id) for _, r in picked], context.load_dataset)
     return ReportView(
         run_id=info.run_id,
@@ -159,8 +160,8 @@ def build_view(run: RunResult, *, max_samples: int = 50, context: ReportContext 
         headline_columns=union_in_order([list(t.headline) for t in tasks]),
         tasks=tasks,
         overall=metric_lines(run.overall),
-        failures=failures_by_kind(run.results),
-        samples=sample_cases(run.results, max_samples, inputs),
+        failures=run_failures(run),
+        samples=sample_cases((), max_samples, inputs, picked=picked),
         provenance_json=json.dumps(
             jsonable(info.provenance), indent=2, sort_keys=True, ensure_ascii=False, default=str
         ),

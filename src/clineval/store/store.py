@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from sqlalchemy import Row, Text, case, func, insert, select, type_coerce, update
+from sqlalchemy import Row, Text, case, func, insert, select, tuple_, type_coerce, update
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError, NoSuchModuleError
 
@@ -299,11 +299,12 @@ class ResultStore:
             conn.execute(update(runs).where(runs.c.run_id == run_id).values(provenance=merged))
 
     # -- case results -------------------------------------------------------------------------------
-    def writer(self, run_id: str) -> ResultWriter:
-        """A background writer appending CaseResults of ``run_id`` (which must exist)."""
+    def writer(self, run_id: str, summarize: Callable[[CaseResult], str] | None = None) -> ResultWriter:
+        """A background writer appending CaseResults of ``run_id`` (which must exist); ``summarize``
+        gives each result's case summary (JSON text), stored beside it."""
         from clineval.store.writer import ResultWriter  # only runs write: read commands start faster
 
-        return ResultWriter(self.engine, self.resolve_run_id(run_id))
+        return ResultWriter(self.engine, self.resolve_run_id(run_id), summarize)
 
     def finished_keys(self, run_id: str) -> set[tuple[str, str]]:
         """``(task_id, case_id)`` of every stored result of the run (failed ones included)."""
@@ -327,6 +328,37 @@ class ResultStore:
             rows = conn.execution_options(yield_per=batch).execute(query)
             for row in rows:
                 yield _case_result(row[0])
+
+    def iter_summaries(self, run_id: str, batch: int = 5000) -> Iterator[tuple[str, str, str | None]]:
+        """``(task_id, case_id, summary JSON or None)`` of every stored result, in insertion order, read
+        ``batch`` rows at a time; None for results stored before summaries were (read them in full)."""
+        cols = case_results.c
+        query = (
+            select(cols.task_id, cols.case_id, cols.summary).where(cols.run_id == run_id).order_by(cols.id)
+        )
+        with self.engine.connect() as conn:
+            for row in conn.execution_options(yield_per=batch).execute(query):
+                yield row[0], row[1], row[2]
+
+    def results_for(self, run_id: str, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], CaseResult]:
+        """The stored results of the given ``(task_id, case_id)`` keys (those stored), read in full."""
+        wanted = list(dict.fromkeys(keys))
+        raw = type_coerce(case_results.c.result, Text)
+        found: dict[tuple[str, str], CaseResult] = {}
+        with self.engine.connect() as conn:
+            for start in range(0, len(wanted), 500):
+                chunk = wanted[start : start + 500]
+                key = tuple_(case_results.c.task_id, case_results.c.case_id)
+                query = select(raw).where(case_results.c.run_id == run_id, key.in_(chunk))
+                for row in conn.execute(query):
+                    result = _case_result(row[0])
+                    found[(result.task_id, result.case_id)] = result
+        return found
+
+    def count_results(self, run_id: str) -> int:
+        query = select(func.count()).select_from(case_results).where(case_results.c.run_id == run_id)
+        with self.engine.connect() as conn:
+            return int(conn.execute(query).scalar_one())
 
     def load_run(self, run_id: str, *, results: Sequence[CaseResult] | None = None) -> RunResult:
         """Info, results and stored aggregates (empty while the run is unfinished).

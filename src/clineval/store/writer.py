@@ -16,6 +16,7 @@ import os
 import queue
 import threading
 import time
+from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
@@ -40,6 +41,9 @@ from clineval.store.tables import case_results, dumps, runs, utcnow
 
 log = logging.getLogger(__name__)
 MAX_BATCH = 5_000
+# Results waiting for the thread, at most: a replayed run scores faster than a database commits, and an
+# unbounded queue would hold the whole run in memory. A full queue makes ``put`` wait (backpressure).
+MAX_QUEUED = 4 * MAX_BATCH
 # How long the thread waits for more results before committing: bounds what a kill -9 can lose (results
 # finished in the last few ms) and turns bursts of finishing cases into one transaction.
 LINGER_S = 0.005
@@ -60,10 +64,13 @@ _Item = CaseResult | _Flush | None  # None = stop
 class ResultWriter:
     """Use as a context manager, or call ``close()``; results still queued are committed on close."""
 
-    def __init__(self, engine: Engine, run_id: str) -> None:
+    def __init__(
+        self, engine: Engine, run_id: str, summarize: Callable[[CaseResult], str] | None = None
+    ) -> None:
         self.engine = engine
         self.run_id = run_id
-        self._queue: queue.SimpleQueue[_Item] = queue.SimpleQueue()
+        self.summarize = summarize  # the case summary's JSON (clineval.analysis.case_summary), or NULL
+        self._queue: queue.Queue[_Item] = queue.Queue(maxsize=MAX_QUEUED)
         self._error: BaseException | None = None
         self._error_raised = False
         self._closed = False
@@ -80,7 +87,18 @@ class ResultWriter:
             raise RuntimeError(f"result writer of run {self.run_id!r} is closed")
         if not isinstance(result, CaseResult):
             raise TypeError(f"ResultWriter.put takes a CaseResult, got {type(result).__name__}")
-        self._queue.put(result)
+        self._enqueue(result)
+
+    def _enqueue(self, item: _Item) -> None:
+        """Queue ``item``, waiting while the queue is full (never forever: a dead thread raises)."""
+        while True:
+            try:
+                self._queue.put(item, timeout=0.1)
+                return
+            except queue.Full:
+                self._raise_if_failed(always=True)
+                if not self._thread.is_alive():
+                    raise RuntimeError(f"result writer of run {self.run_id!r} stopped") from None
 
     def flush(self, timeout: float | None = None) -> None:
         """Block until everything queued so far is committed; raises if the writer failed."""
@@ -88,7 +106,7 @@ class ResultWriter:
         if self._closed:
             return
         marker = _Flush()
-        self._queue.put(marker)
+        self._enqueue(marker)
         deadline = None if timeout is None else time.monotonic() + timeout
         while not marker.done.wait(0.05) and self._thread.is_alive():
             if deadline is not None and time.monotonic() >= deadline:
@@ -99,7 +117,12 @@ class ResultWriter:
         """Commit what is queued, stop the thread, and raise its error unless it was raised already."""
         if not self._closed:
             self._closed = True
-            self._queue.put(None)
+            while self._thread.is_alive():  # a thread that stopped on an error: its error is raised below
+                try:
+                    self._queue.put(None, timeout=0.1)
+                    break
+                except queue.Full:
+                    continue
             self._thread.join()
             mark_active(self.run_id, False)
         self._raise_if_failed(always=False)
@@ -190,6 +213,7 @@ class ResultWriter:
                     "status": "failed" if result.failed else "ok",
                     RESULT_PARAM: encode_result(result),
                     "created_at": now,
+                    "summary": self.summarize(result) if self.summarize is not None else None,
                 },
             )
         return list(rows.values())

@@ -1,0 +1,121 @@
+"""Case summaries: each result reduced, when it is written, to what a run's totals are computed from.
+
+A summary (``clineval.core.columns``) keeps the scores' values and labels, the breakdown keys metrics
+read, the stratification metadata and, under ``x``, each component's outcome (``degradation``) and the
+token usage (``usage``). :class:`RunTotals` folds summaries read back from the store into the columns,
+the failure counts and the usage totals, holding ~100 bytes per case instead of the ~9 kB of a
+``CaseResult``. The plan of what to keep is fixed by the suite (``SummaryPlan.fingerprint``): a run
+whose stored summaries were made under another plan is summarized again from its full results.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from clineval.analysis.degradation import ComponentFailures, FailureCounter, Outcome, outcomes
+from clineval.analysis.usage import UsageTotals, add_case, case_usages
+from clineval.core.columns import SUMMARY_VERSION, ColumnsBuilder, TaskColumns, summarize_scores
+from clineval.core.output import Usage
+from clineval.core.protocols import Scorer
+from clineval.core.score import CaseResult
+from clineval.core.specs import SuiteSpec, canonical_json, sha256_text
+from clineval.metrics.aggregate import breakdown_plan
+
+ALWAYS_KEPT = ("split",)  # held-out isolation (analysis.heldout) reads it on every run
+
+
+@dataclass(frozen=True)
+class SummaryPlan:
+    """Per task: the breakdown keys kept per scorer (None: all) and the metadata keys kept."""
+
+    breakdown: Mapping[str, Mapping[str, tuple[str, ...] | None]]
+    metadata: Mapping[str, tuple[str, ...]]
+
+    @classmethod
+    def for_suite(cls, spec: SuiteSpec, scorers: Mapping[str, Sequence[Scorer]]) -> SummaryPlan:
+        breakdown = {t.id: breakdown_plan(scorers.get(t.id, ())) for t in spec.tasks}
+        metadata = {t.id: tuple(dict.fromkeys((*t.stratify, *ALWAYS_KEPT))) for t in spec.tasks}
+        return cls(breakdown, metadata)
+
+    @property
+    def fingerprint(self) -> str:
+        """Stored with the run: summaries made under another plan are not trusted."""
+        plan = {"v": SUMMARY_VERSION, "breakdown": self.breakdown, "metadata": self.metadata}
+        return sha256_text(canonical_json(plan))[:16]
+
+    def summarize(self, result: CaseResult) -> dict[str, Any]:
+        task = result.task_id
+        summary = summarize_scores(result, self.breakdown.get(task, {}), self.metadata.get(task, ()))
+        own, judged = case_usages(result)
+        summary["x"] = {
+            "o": [[o.component, o.calls, list(o.failures)] for o in outcomes(result)],
+            "u": [_usage(own[0]), own[1]],
+            "j": [[_usage(u), cached] for u, cached in judged],
+        }
+        return summary
+
+    def encode(self, result: CaseResult) -> str:
+        """The summary as JSON text (the store's ``case_results.summary``)."""
+        return json.dumps(self.summarize(result), separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def _usage(usage: Usage | None) -> list[int | None] | None:
+    if usage is None:
+        return None
+    return [usage.prompt_tokens, usage.completion_tokens, usage.total_tokens]
+
+
+def _from_list(found: Any) -> Usage | None:
+    if not isinstance(found, list) or len(found) != 3:
+        return None
+    return Usage.model_construct(prompt_tokens=found[0], completion_tokens=found[1], total_tokens=found[2])
+
+
+@dataclass
+class RunTotals:
+    """Everything a run's aggregates, degradation and usage are computed from, folded from summaries."""
+
+    plan: SummaryPlan
+    failures: FailureCounter = field(default_factory=FailureCounter)
+    usage: dict[str, tuple[UsageTotals, UsageTotals]] = field(default_factory=dict)
+    n_cases: int = 0
+    _builder: ColumnsBuilder | None = None
+
+    def __post_init__(self) -> None:
+        self._builder = ColumnsBuilder(self.plan.metadata, folds=(self._fold,))
+
+    def _fold(self, task_id: str, case_id: str, extensions: Mapping[str, Any]) -> None:
+        self.n_cases += 1
+        self.failures.add(task_id, (Outcome(c, calls, tuple(k)) for c, calls, k in extensions.get("o", ())))
+        totals = self.usage.get(task_id)
+        if totals is None:
+            totals = self.usage[task_id] = (UsageTotals(), UsageTotals())
+        own = extensions.get("u") or [None, False]
+        judged = [(_from_list(u), bool(cached)) for u, cached in extensions.get("j", ())]
+        add_case(*totals, (_from_list(own[0]), bool(own[1])), judged)
+
+    def add(self, task_id: str, case_id: str, summary: Mapping[str, Any]) -> None:
+        if self._builder is None:
+            raise RuntimeError("the columns were built already")
+        self._builder.add(task_id, case_id, summary)
+
+    def add_results(self, results: Iterable[CaseResult]) -> None:
+        for result in results:
+            self.add(result.task_id, result.case_id, self.plan.summarize(result))
+
+    def columns(self) -> dict[str, TaskColumns]:
+        """The columns of every task (tasks without a stored case get empty columns). Once: the builder's
+        lists are handed over, not copied."""
+        if self._builder is None:
+            raise RuntimeError("the columns were built already")
+        built = self._builder.build()
+        for task_id in self.plan.metadata:
+            built.setdefault(task_id, self._builder.empty(task_id))
+        self._builder = None
+        return built
+
+    def components(self) -> list[ComponentFailures]:
+        return self.failures.components()
