@@ -12,9 +12,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from clineval.core.columns import ScoreColumn, kept_breakdown_keys
 from clineval.core.protocols import Metric
 from clineval.core.run import MetricValue
 from clineval.core.score import Score
+from clineval.metrics.aggregate import compute_metric
+from clineval.metrics.breakdown import breakdowns, score_column
 from clineval.metrics.intervals import bootstrap_interval
 
 MACRO_KEYS = (
@@ -52,9 +55,13 @@ class MacroMean:
         self.seed = seed
         self.n_resamples = n_resamples
         self.confidence = confidence
+        self.breakdown_keys: tuple[str, ...] = (key,)
 
     def compute(self, scores: Sequence[Score]) -> dict[str, MetricValue]:
-        values = [v for s in scores if (v := _finite(s.breakdown.get(self.key))) is not None]
+        return self.compute_column(score_column(scores))
+
+    def compute_column(self, column: ScoreColumn) -> dict[str, MetricValue]:
+        values = [v for b in breakdowns(column) if (v := _finite(b.get(self.key))) is not None]
         if not values:
             return {self.name: math.nan, f"{self.name}_ci": [math.nan, math.nan]}
         lo, hi = bootstrap_interval(
@@ -71,11 +78,15 @@ class MicroRatio:
         self.num = tuple(num)
         self.den = tuple(den)
         self.name = name
+        self.breakdown_keys: tuple[str, ...] = tuple(dict.fromkeys((*self.num, *self.den)))
 
     def compute(self, scores: Sequence[Score]) -> dict[str, MetricValue]:
+        return self.compute_column(score_column(scores))
+
+    def compute_column(self, column: ScoreColumn) -> dict[str, MetricValue]:
         num = den = 0.0
-        for s in scores:
-            got = [_finite(s.breakdown.get(k)) for k in (*self.num, *self.den)]
+        for breakdown in breakdowns(column):
+            got = [_finite(breakdown.get(k)) for k in (*self.num, *self.den)]
             if any(v is None for v in got):
                 continue
             values = [v or 0.0 for v in got]
@@ -88,11 +99,16 @@ class ClassTotals:
     """``<class>_total = Σ_i breakdown_i[<class>]`` for TP, FP, FN, CAA, AE, TM-SM (``tm_sm_total``)."""
 
     name = "ddx_class_totals"
+    breakdown_keys: tuple[str, ...] = CLASS_KEYS
 
     def compute(self, scores: Sequence[Score]) -> dict[str, MetricValue]:
+        return self.compute_column(score_column(scores))
+
+    def compute_column(self, column: ScoreColumn) -> dict[str, MetricValue]:
         out: dict[str, MetricValue] = {}
+        kept = list(breakdowns(column))
         for cls in CLASS_KEYS:
-            total = sum(int(v) for s in scores if (v := _finite(s.breakdown.get(cls))) is not None)
+            total = sum(int(v) for b in kept if (v := _finite(b.get(cls))) is not None)
             out[f"{cls.lower().replace('-', '_')}_total"] = total
         return out
 
@@ -100,17 +116,27 @@ class ClassTotals:
 class WhenRecorded:
     """The values of ``metrics`` when at least one case's breakdown has ``key``, nothing otherwise: e.g.
     the ``*_judged`` DDx metrics exist only for tasks run with an equivalence judge (rather than as NaN
-    keys in every other task)."""
+    keys in every other task).
+
+    ``breakdown_keys``: ``key`` and the keys of ``metrics``; None (the whole breakdown is kept) when one of
+    them does not declare its keys."""
 
     def __init__(self, key: str, metrics: Sequence[Metric], *, name: str) -> None:
         self.key = key
         self.metrics = tuple(metrics)
         self.name = name
+        inner = kept_breakdown_keys(self.metrics)
+        self.breakdown_keys: tuple[str, ...] | None = (
+            None if inner is None else tuple(dict.fromkeys((key, *inner)))
+        )
 
     def compute(self, scores: Sequence[Score]) -> dict[str, MetricValue]:
-        if not any(self.key in s.breakdown for s in scores):
+        return self.compute_column(score_column(scores))
+
+    def compute_column(self, column: ScoreColumn) -> dict[str, MetricValue]:
+        if not any(self.key in b for b in breakdowns(column)):
             return {}
         out: dict[str, MetricValue] = {}
         for metric in self.metrics:
-            out.update(metric.compute(scores))
+            out.update(compute_metric(metric, column))
         return out

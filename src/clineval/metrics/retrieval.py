@@ -10,8 +10,10 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+from clineval.core.columns import ScoreColumn
 from clineval.core.run import MetricValue
 from clineval.core.score import Score
+from clineval.metrics.breakdown import breakdowns, score_column
 
 
 class MeasureMeans:
@@ -27,11 +29,16 @@ class MeasureMeans:
     def __init__(self, field: str = "measures", *, name: str = "retrieval_measures") -> None:
         self.field = field
         self.name = name
+        # the measures are the items of one breakdown key: that key is all it reads
+        self.breakdown_keys: tuple[str, ...] = (field,)
 
     def compute(self, scores: Sequence[Score]) -> dict[str, MetricValue]:
+        return self.compute_column(score_column(scores))
+
+    def compute_column(self, column: ScoreColumn) -> dict[str, MetricValue]:
         values: dict[str, list[float]] = {}
-        for score in scores:
-            measures = score.breakdown.get(self.field)
+        for breakdown in breakdowns(column):
+            measures = breakdown.get(self.field)
             if not isinstance(measures, Mapping):
                 continue
             for key, value in measures.items():

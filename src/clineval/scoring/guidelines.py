@@ -32,8 +32,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from clineval.core import Metric, MetricValue, Score, ScoringContext, SystemOutput
+from clineval.core.columns import ScoreColumn
 from clineval.core.errors import SuiteError
 from clineval.metrics.basic import Accuracy
+from clineval.metrics.breakdown import breakdowns, score_column
 from clineval.scoring.rule_engine import RuleSet, evaluate_rules, load_rules
 
 
@@ -60,14 +62,19 @@ def recommendation_sections(output: SystemOutput) -> dict[str, list[str]]:
 class RuleAdherenceRates:
     """``adherence_<rule_id>`` = #{applicable and adherent} / #{applicable} and ``n_applicable_<rule_id>``."""
 
+    breakdown_keys: tuple[str, ...] = ("rules",)
+
     def __init__(self, rule_ids: Sequence[str], name: str = "rule_adherence") -> None:
         self.rule_ids = list(rule_ids)
         self.name = name
 
     def compute(self, scores: Sequence[Score]) -> dict[str, MetricValue]:
+        return self.compute_column(score_column(scores))
+
+    def compute_column(self, column: ScoreColumn) -> dict[str, MetricValue]:
         counts = {rid: [0, 0] for rid in self.rule_ids}
-        for score in scores:
-            for row in score.breakdown.get("rules", []):
+        for breakdown in breakdowns(column):
+            for row in breakdown.get("rules", []):
                 rid = row.get("rule_id")
                 if rid in counts and row.get("applicable") is True:
                     counts[rid][1] += 1

@@ -34,13 +34,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from clineval.core.columns import ScoreColumn
 from clineval.core.judging import JudgeDecision, JudgeRequest, judgments_of, sample_decisions
 from clineval.core.output import SystemOutput
 from clineval.core.protocols import Metric, ScoringContext
 from clineval.core.run import MetricValue
 from clineval.core.score import Score
 from clineval.core.specs import canonical_json
-from clineval.metrics.breakdown import BreakdownRate
+from clineval.metrics.breakdown import BreakdownRate, breakdowns, score_column
 from clineval.metrics.intervals import bootstrap_interval
 from clineval.scoring.injection import INJECTION_PATTERNS, injection_hits, injection_matches
 
@@ -120,11 +121,16 @@ class GradeMean:
     """``judge_<dimension>`` = (1/n) Σ g_i over the n cases with a majority grade g_i on the dimension
     (1-5), and ``judge_<dimension>_ci``: the 95% percentile bootstrap interval of that mean (seeded)."""
 
+    breakdown_keys: tuple[str, ...] = ("grades",)
+
     def __init__(self, dimension: str, seed: int) -> None:
         self.dimension, self.seed, self.name = dimension, seed, f"judge_{dimension}"
 
     def compute(self, scores: Sequence[Score]) -> dict[str, MetricValue]:
-        grades = [float(g) for s in scores if (g := (s.breakdown.get("grades") or {}).get(self.dimension))]
+        return self.compute_column(score_column(scores))
+
+    def compute_column(self, column: ScoreColumn) -> dict[str, MetricValue]:
+        grades = [float(g) for b in breakdowns(column) if (g := (b.get("grades") or {}).get(self.dimension))]
         if not grades:
             return {self.name: math.nan, f"{self.name}_ci": [math.nan, math.nan]}
         lo, hi = bootstrap_interval(grades, seed=self.seed)
@@ -137,9 +143,13 @@ class SampleStats:
     the samples' population variance; ``judge_sample_error_rate`` = samples without a valid grade / all."""
 
     name = "judge_flip_rate"
+    breakdown_keys: tuple[str, ...] = ("dimensions",)
 
     def compute(self, scores: Sequence[Score]) -> dict[str, MetricValue]:
-        dims = [d for s in scores for d in (s.breakdown.get("dimensions") or {}).values()]
+        return self.compute_column(score_column(scores))
+
+    def compute_column(self, column: ScoreColumn) -> dict[str, MetricValue]:
+        dims = [d for b in breakdowns(column) for d in (b.get("dimensions") or {}).values()]
         valid = sum(len(d["samples"]) - d["errors"] for d in dims)
         asked = sum(len(d["samples"]) for d in dims)
         variances = [d["variance"] for d in dims if d["variance"] is not None]

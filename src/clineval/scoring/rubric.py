@@ -44,12 +44,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from clineval.core.columns import ScoreColumn
 from clineval.core.judging import JudgeRequest, judgments_of, sample_decisions
 from clineval.core.protocols import Metric, ScoringContext
 from clineval.core.run import MetricValue
 from clineval.core.score import Score
 from clineval.core.specs import canonical_json
 from clineval.metrics.basic import LabelRate
+from clineval.metrics.breakdown import breakdowns, score_column
 from clineval.metrics.intervals import bootstrap_interval
 from clineval.scoring.injection import injection_hits
 from clineval.scoring.judge_dimensions import response_text
@@ -132,12 +134,17 @@ class RubricMean:
     cases alone."""
 
     name = "rubric_score"
+    breakdown_keys: tuple[str, ...] = ("tag_scores",)
 
     def __init__(self, seed: int, n_resamples: int) -> None:
         self.seed, self.n_resamples = seed, n_resamples
 
     def compute(self, scores: Sequence[Score]) -> dict[str, MetricValue]:
-        values = [s.value for s in scores if s.value == s.value]
+        return self.compute_column(score_column(scores))
+
+    def compute_column(self, column: ScoreColumn) -> dict[str, MetricValue]:
+        scored = column.scorable()
+        values: list[float] = column.values[scored].tolist()
         if not values:
             return {self.name: math.nan, f"{self.name}_ci": [math.nan, math.nan]}
         mean = math.fsum(values) / len(values)
@@ -148,12 +155,12 @@ class RubricMean:
             f"{self.name}_unclipped": mean,
         }
         by_tag: dict[str, list[float]] = {}
-        for score in scores:
-            for tag, value in (score.breakdown.get("tag_scores") or {}).items():
+        for breakdown in breakdowns(column):
+            for tag, value in (breakdown.get("tag_scores") or {}).items():
                 by_tag.setdefault(tag, []).append(float(value))
         for tag in sorted(by_tag):
             found[f"{self.name}[{tag}]"] = clip01(math.fsum(by_tag[tag]) / len(by_tag[tag]))
-        answered = [s.value for s in scores if s.label == "graded" and s.value == s.value]
+        answered: list[float] = column.values[scored & (column.labels == "graded")].tolist()
         found[f"{self.name}_answered"] = clip01(math.fsum(answered) / len(answered)) if answered else math.nan
         return found
 

@@ -24,10 +24,12 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from clineval.core import Metric, MetricValue, Score, ScoringContext, StructuredOutput
+from clineval.core.columns import ScoreColumn
 from clineval.guard import GuardConfig, parse
 from clineval.guard.checks import CHECKS, escalation_text, schema_check
 from clineval.guard.config import TOTAL, CheckResult
 from clineval.metrics.basic import Accuracy
+from clineval.metrics.breakdown import breakdowns, score_column
 from clineval.text.matching import fuzzy_match
 
 
@@ -161,11 +163,16 @@ class EscalationScorer(GuardCheckScorer):
 class _Count:
     """``<name>`` = number of scorable scores (cases where the check applies)."""
 
+    breakdown_keys: tuple[str, ...] = ()
+
     def __init__(self, name: str) -> None:
         self.name = name
 
     def compute(self, scores: Sequence[Score]) -> dict[str, MetricValue]:
-        return {self.name: sum(1 for s in scores if s.value == s.value)}
+        return self.compute_column(score_column(scores))
+
+    def compute_column(self, column: ScoreColumn) -> dict[str, MetricValue]:
+        return {self.name: int(column.scorable().sum())}
 
 
 class LatencyPercentiles:
@@ -174,11 +181,15 @@ class LatencyPercentiles:
     seconds over the cases that report it (``breakdown["latency_s"]``; ``total`` = ``latency_s``)."""
 
     name = "latency_percentiles"
+    breakdown_keys: tuple[str, ...] = ("latency_s",)
 
     def compute(self, scores: Sequence[Score]) -> dict[str, MetricValue]:
+        return self.compute_column(score_column(scores))
+
+    def compute_column(self, column: ScoreColumn) -> dict[str, MetricValue]:
         per_stage: dict[str, list[float]] = {}
-        for score in scores:
-            for stage, seconds in (score.breakdown.get("latency_s") or {}).items():
+        for breakdown in breakdowns(column):
+            for stage, seconds in (breakdown.get("latency_s") or {}).items():
                 if isinstance(seconds, int | float) and math.isfinite(seconds):
                     per_stage.setdefault(str(stage), []).append(float(seconds))
         out: dict[str, MetricValue] = {}
