@@ -6,6 +6,13 @@ ceil(N / concurrency) x latency (1.0 s for the defaults) and anything above it i
     .venv/bin/python benchmarks/bench_live.py [--n 1000] [--concurrency 50] [--latency 0.05] [--no-inspect]
 
 ``run_clineval`` measures the whole runner path of `clineval run`: system call, MCQ scoring, store commit.
+
+``--client-cpu`` measures the client's CPU per call instead (issue 16 target: <= 0.2 ms), by default over
+100,000 calls at concurrency 500 (MedQA questions cycled, distinct case ids): this process's user + system
+CPU time (``getrusage(RUSAGE_SELF)``, the store writer thread included; the server is another process and
+is not counted) over the number of calls, with the server's own CPU beside it to show whether it kept up.
+
+    .venv/bin/python benchmarks/bench_live.py --client-cpu [--n 100000] [--concurrency 500] [--latency 0.05]
 """
 
 from __future__ import annotations
@@ -42,20 +49,22 @@ MEDQA = SHARED_DATA / "medqa_usmle_4opt" / "phrases_no_exclude_test.jsonl"
 
 
 def load_cases(n: int, path: Path = MEDQA) -> list[Case]:
-    """The first ``n`` MedQA-USMLE 4-option test questions as cases (id = 0-based line index)."""
-    cases = []
+    """``n`` MedQA-USMLE 4-option test questions as cases, id = the 0-based index. Beyond the file's 1,273
+    questions they cycle (case ``i`` asks question ``i % 1273``), so ``n`` is not capped; the cycled cases
+    share their (frozen) input and reference objects."""
+    rows: list[tuple[CaseInput, Reference, str]] = []
     with path.open(encoding="utf-8") as fh:
-        for index, line in zip(range(n), fh, strict=False):
+        for _, line in zip(range(n), fh, strict=False):
             row = json.loads(line)
             case_input = CaseInput(question=row["question"], options=row["options"])
-            cases.append(
-                Case(
-                    id=str(index),
-                    input=case_input,
-                    metadata={"meta_info": row["meta_info"]},
-                    reference=Reference(answer=row["answer_idx"], answer_text=row["answer"]),
-                )
-            )
+            reference = Reference(answer=row["answer_idx"], answer_text=row["answer"])
+            rows.append((case_input, reference, row["meta_info"]))
+    cases = []
+    for index in range(n):
+        case_input, reference, meta_info = rows[index % len(rows)]
+        cases.append(
+            Case(id=str(index), input=case_input, metadata={"meta_info": meta_info}, reference=reference)
+        )
     return cases
 
 
@@ -166,6 +175,114 @@ def measure(fn: Callable[[], float]) -> tuple[float, float]:
     return wall, time.process_time() - cpu
 
 
+def _own_cpu() -> float:
+    """User + system CPU seconds of this process, every thread included (the store writer's too)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _process_cpu(pid: int) -> float:
+    """User + system CPU seconds of another process so far (Linux /proc; NaN where unreadable)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def client_cpu(
+    name: str, run: Callable[[], float], calls: int, server_pid: int
+) -> tuple[str, float, float, float, float]:
+    """(name, wall s, client CPU s, server CPU s, calls) of one run of ``run``."""
+    own, server = _own_cpu(), _process_cpu(server_pid)
+    wall = run()
+    return name, wall, _own_cpu() - own, _process_cpu(server_pid) - server, calls
+
+
+def main_client_cpu(args: argparse.Namespace) -> None:
+    """The ``--client-cpu`` table: client CPU ms per call of the full runner path, and of a bare aiohttp loop
+    (the floor of the HTTP client alone), with the server's CPU to show whether it was the bottleneck."""
+    n = args.n if args.n is not None else 100_000
+    concurrency = args.concurrency if args.concurrency is not None else 500
+    repeats = args.repeats if args.repeats is not None else 1
+    cases = load_cases(n)
+    ideal = math.ceil(n / concurrency) * args.latency
+    runs: list[tuple[str, float, float, float, float]] = []
+    with running_server_process(Script(latency_s=args.latency)) as server:
+        pinned = pin_cpus(server.pid)
+        run_clineval(cases[: concurrency * 2], server.base_url, concurrency)  # warm up imports, connections
+        server.reset()
+        for _ in range(repeats):
+            runs.append(
+                client_cpu(
+                    "clineval (runner path)",
+                    lambda: run_clineval(cases, server.base_url, concurrency),
+                    n,
+                    server.pid,
+                )
+            )
+            if not args.no_bare:
+                runs.append(
+                    client_cpu(
+                        "bare aiohttp loop (floor)",
+                        lambda: run_bare_aiohttp(cases, server.base_url, concurrency),
+                        n,
+                        server.pid,
+                    )
+                )
+        expected = n * repeats * (1 if args.no_bare else 2)
+        if server.stats["total"] != expected:
+            raise RuntimeError(f"server saw {server.stats['total']} calls, expected {expected}")
+    print(
+        f"\n{n:,} calls (MedQA questions cycled), concurrency {concurrency}, server latency "
+        f"{args.latency * 1000:g} ms in another process ({pinned}); ideal wall = ceil({n}/{concurrency}) x "
+        f"{args.latency:g} s = {ideal:.1f} s; client CPU = getrusage(RUSAGE_SELF) user + system of this "
+        f"process (store writer thread included), server CPU from /proc (server busy = server CPU / wall)\n"
+    )
+    header = (
+        "client",
+        "calls",
+        "concurrency",
+        "latency ms",
+        "wall s",
+        "calls/s",
+        "client CPU s",
+        "client CPU ms/call",
+        "server CPU s",
+        "server busy",
+    )
+    table = [
+        (
+            name,
+            f"{calls:,.0f}",
+            str(concurrency),
+            f"{args.latency * 1000:g}",
+            f"{wall:.1f}",
+            f"{calls / wall:,.0f}",
+            f"{cpu:.1f}",
+            f"{cpu / calls * 1000:.3f}",
+            f"{server_cpu:.1f}",
+            f"{server_cpu / wall:.0%}",
+        )
+        for name, wall, cpu, server_cpu, calls in runs
+    ]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|")
+    for row in table:
+        print("| " + " | ".join(row) + " |")
+    ours = [
+        (cpu / calls, server_cpu / wall)
+        for name, wall, cpu, server_cpu, calls in runs
+        if name.startswith("clineval")
+    ]
+    per_call_ms = statistics.median(c for c, _ in ours) * 1000
+    busy = statistics.median(b for _, b in ours)
+    verdict = "OK" if per_call_ms <= 0.2 else "ABOVE TARGET"
+    print(f"\ntarget client CPU <= 0.2 ms per call: {verdict} ({per_call_ms:.3f} ms)")
+    if busy >= 0.9:
+        print(f"the server was busy {busy:.0%} of the wall time: it, not the client, bounds calls/s")
+
+
 def bench_cache(n: int = 2000) -> tuple[float, float]:
     """Microseconds per ResponseCache.put (committed) and .get, for a typical chat output."""
     output = SystemOutput(
@@ -187,12 +304,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--n", type=int, default=1000)
-    parser.add_argument("--concurrency", type=int, default=50)
+    parser.add_argument("--n", type=int, help="calls (default 1000; 100000 with --client-cpu)")
+    parser.add_argument("--concurrency", type=int, help="default 50; 500 with --client-cpu")
     parser.add_argument("--latency", type=float, default=0.05)
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=int, help="default 5; 1 with --client-cpu")
     parser.add_argument("--no-inspect", action="store_true")
+    parser.add_argument("--client-cpu", action="store_true", help="client CPU per call (see above)")
+    parser.add_argument("--no-bare", action="store_true", help="--client-cpu without the bare aiohttp row")
     args = parser.parse_args()
+    if args.client_cpu:
+        main_client_cpu(args)
+        return
+    args.n = 1000 if args.n is None else args.n
+    args.concurrency = 50 if args.concurrency is None else args.concurrency
+    args.repeats = 5 if args.repeats is None else args.repeats
     cases = load_cases(args.n)
     ideal = math.ceil(args.n / args.concurrency) * args.latency
     rows: list[tuple[str, str, str, str, str, str]] = []
