@@ -28,6 +28,7 @@ _MAX_MESSAGE = 300  # characters of a server's error message kept
 _MAX_SNIPPET = 120  # characters of a body that is not JSON kept
 FRAGMENT = 6  # the shortest run of a secret's characters that is masked
 _SCHEMES = frozenset({"bearer", "basic", "token", "bot", "digest", "apikey", "api-key"})  # not secret
+_JSON = json.JSONEncoder(ensure_ascii=False)  # what json.dumps(..., ensure_ascii=False) builds on each call
 
 
 def parse_retry_after(value: str | None, *, now: datetime | None = None) -> float | None:
@@ -179,7 +180,7 @@ class JsonHttpClient:
         session = self._session
         if session is None:
             raise RuntimeError("JsonHttpClient was closed while starting")
-        data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        data = _JSON.encode(payload).encode("utf-8")
         send_headers = {"Content-Type": "application/json", **headers}
         secrets = list(secrets)
         try:

@@ -14,8 +14,10 @@ import importlib.resources
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import jinja2
+import jinja2.runtime
 
 from clineval.core.case import Case
 from clineval.core.errors import DataFileError, SuiteError
@@ -33,6 +35,12 @@ class PromptTemplate:
     source: str
     content_hash: str
     template: jinja2.Template = field(repr=False, compare=False)
+    # The template's globals (a ChainMap over the private environment's, which nothing changes) as one dict:
+    # ``Template.new_context`` iterates the ChainMap twice per render (7 of a render's 12 us).
+    _globals: dict[str, Any] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_globals", dict(self.template.globals))
 
     def render(self, case: Case, *, system_prompt: str | None = None) -> list[Message]:
         """Chat messages for one case; ``system_prompt`` replaces the template's system block."""
@@ -47,7 +55,10 @@ class PromptTemplate:
             "data": inp.data,
             "metadata": case.metadata,
         }
-        ctx = self.template.new_context(variables)
+        template = self.template  # the context ``template.new_context(variables)`` makes, built cheaper
+        ctx = jinja2.runtime.new_context(
+            template.environment, template.name, template.blocks, variables, False, self._globals
+        )
         blocks = self.template.blocks
         user_block = blocks.get("user")
         user = "".join(user_block(ctx) if user_block else self.template.root_render_func(ctx)).strip()
