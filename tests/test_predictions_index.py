@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from clineval.core import Case, CaseInput, DataFileError, SystemOutput
+from clineval.systems import predictions as predictions_module
 from clineval.systems.predictions import PredictionsOptions, PredictionsSystem, read_predictions
 
 
@@ -175,7 +176,10 @@ def test_swapped_ids_are_an_error(tmp_path: Path) -> None:
     assert err.value.line == 1
 
 
-def test_a_rewritten_file_is_an_error(tmp_path: Path) -> None:
+def test_a_rewritten_file_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The file's size, mtime and inode are checked at most once a second (SIGNATURE_EVERY_S): here on
+    every read."""
+    monkeypatch.setattr(predictions_module, "SIGNATURE_EVERY_S", 0.0)
     path = tmp_path / "p.jsonl"
     path.write_bytes(LINES)
     replay = system(path)

@@ -132,11 +132,15 @@ class MacroF1:
         self.breakdown_keys = (gold_key, pred_key)
 
     def compute(self, scores: Sequence[Score]) -> dict[str, MetricValue]:
+        return self.compute_column(_column(scores, breakdowns=True))
+
+    def compute_column(self, column: ScoreColumn) -> dict[str, MetricValue]:
         pairs: list[tuple[str, object]] = []
-        for score in scorable(scores):
-            gold = score.breakdown.get(self.gold_key)
+        for index in np.flatnonzero(column.scorable()).tolist():
+            breakdown = column.breakdown(index)
+            gold = breakdown.get(self.gold_key)
             if gold is not None:
-                pairs.append((str(gold), score.breakdown.get(self.pred_key)))
+                pairs.append((str(gold), breakdown.get(self.pred_key)))
         classes = sorted({g for g, _ in pairs})
         if not classes:
             return {self.name: math.nan}
@@ -149,9 +153,13 @@ class MacroF1:
         return {self.name: math.fsum(f1s) / len(f1s)}
 
 
-def _column(scores: Sequence[Score]) -> ScoreColumn:
+def _column(scores: Sequence[Score], *, breakdowns: bool = False) -> ScoreColumn:
     """Scores as a column (the one implementation of each metric works on columns)."""
     labels = np.empty(len(scores), dtype=object)
     labels[:] = [s.label for s in scores]
     values = np.fromiter((s.value for s in scores), dtype=np.float64, count=len(scores))
-    return ScoreColumn(values, labels)
+    if not breakdowns:
+        return ScoreColumn(values, labels)
+    kept = np.empty(len(scores), dtype=object)
+    kept[:] = [s.breakdown for s in scores]
+    return ScoreColumn(values, labels, kept)
