@@ -36,7 +36,7 @@ class PromptTemplate:
     content_hash: str
     template: jinja2.Template = field(repr=False, compare=False)
     # The template's globals (a ChainMap over the private environment's, which nothing changes) as one dict:
-    # ``Template.new_context`` iterates the ChainMap twice per render (7 of a render's 12 us).
+    # ``Template.new_context`` iterates the ChainMap twice per render (5.7 of a render's 9.7 us).
     _globals: dict[str, Any] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
