@@ -35,9 +35,11 @@ from pathlib import Path
 
 import aiohttp
 
+from clineval.analysis.case_summary import SummaryPlan
 from clineval.core import Case, CaseInput, Reference, RunInfo, SuiteSpec, SystemOutput
+from clineval.metrics.aggregate import breakdown_plan
 from clineval.runner.cache import ResponseCache
-from clineval.runner.engine import RunSettings, TaskStats, run_task
+from clineval.runner.engine import RunSettings, TaskStats, run_gc, run_task
 from clineval.runner.policy import CallPolicy
 from clineval.scoring.mcq import MCQScorer
 from clineval.store import ResultStore
@@ -73,8 +75,11 @@ async def _run_engine(
 ) -> TaskStats:
     system = build_system("openai", {"base_url": base_url, "model": "scripted-model"}, Path("."))
     settings = RunSettings(concurrency=concurrency, policy=CallPolicy(), cache=None)
-    with store.writer(run_id) as writer:
-        return await run_task("medqa", cases, system, [MCQScorer()], writer, settings)
+    scorers = [MCQScorer()]
+    # as `clineval run` does (api.execute): each result's case summary stored beside it, the GC tuned
+    plan = SummaryPlan({"medqa": breakdown_plan(scorers)}, {"medqa": ("meta_info", "split")})
+    with run_gc(), store.writer(run_id, summarize=plan.encode) as writer:
+        return await run_task("medqa", cases, system, scorers, writer, settings)
 
 
 def run_clineval(cases: list[Case], base_url: str, concurrency: int) -> float:

@@ -78,7 +78,9 @@ def bench(cache: Path, cases: int) -> dict[str, dict[str, object]]:
         report = measure(["report", a, "--out", str(folder / "report"), "--store", store], folder)
         compare = measure(["compare", a, b, "--store", store], folder)
     finally:
-        Path(store.removeprefix("sqlite:///")).unlink(missing_ok=True)
+        db = store.removeprefix("sqlite:///")
+        for suffix in ("", "-wal", "-shm", ".migrate.lock"):
+            Path(db + suffix).unlink(missing_ok=True)
     return {"run": run, "report": report, "compare": compare}
 
 

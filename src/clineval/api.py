@@ -30,7 +30,7 @@ from clineval.interrupts import RunInterrupted, resume_command, store_write_erro
 from clineval.metrics.aggregate import aggregate_columns, aggregate_task, overall_scores
 from clineval.provenance import effective_options, provenance
 from clineval.runner.cache import ResponseCache
-from clineval.runner.engine import RunSettings, TaskStats, run_task
+from clineval.runner.engine import RunSettings, TaskStats, run_gc, run_task
 from clineval.runner.policy import CallPolicy
 from clineval.store import ResultStore
 from clineval.store.errors import write_failure_reason
@@ -240,7 +240,7 @@ async def execute(
     stats: dict[str, TaskStats] = {}
     warnings: list[str] = [w for task in suite.tasks for w in task.warnings]  # raised while loading
     try:
-        with store.writer(run_id, summarize=_plan(suite).encode) as writer:
+        with run_gc(), store.writer(run_id, summarize=_plan(suite).encode) as writer:
             for task in suite.tasks:
                 task_id = task.spec.id
                 stored = {case_id for t, case_id in done if t == task_id}

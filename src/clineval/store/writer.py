@@ -158,7 +158,7 @@ class ResultWriter:
             except queue.Empty:
                 self._beat()
                 continue
-            deadline = time.monotonic() + LINGER_S
+            lingered = False
             while True:
                 if item is None:
                     stop = True
@@ -168,10 +168,19 @@ class ResultWriter:
                     batch.append(item)
                 if stop or markers or len(batch) >= MAX_BATCH:
                     break
-                try:  # linger a few ms: one transaction per burst, not one per result
-                    item = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
+                try:
+                    item = self._queue.get_nowait()
                 except queue.Empty:
-                    break
+                    if lingered:
+                        break
+                    # Linger a few ms, asleep: one transaction per burst, and no wake-up (a thread switch)
+                    # per result while they arrive. Then take everything queued meanwhile.
+                    time.sleep(LINGER_S)
+                    lingered = True
+                    try:
+                        item = self._queue.get_nowait()
+                    except queue.Empty:
+                        break
             try:
                 if batch:
                     self._insert(batch)
