@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ from sqlalchemy import update
 
 from clineval import api, releases
 from clineval.analysis.case_summary import RunTotals
-from clineval.core import CaseResult, Score, SystemOutput
+from clineval.core import CaseResult, Metric, Score, ScoringContext, SystemOutput
 from clineval.core.columns import columns_of
 from clineval.metrics.aggregate import aggregate_columns
 from clineval.metrics.basic import Accuracy, LabelRate
@@ -161,7 +162,10 @@ def _result(case_id: str, value: float, label: str, stratum: str | None, failed:
 
 class _Mcq:
     name = "mcq"
-    metrics = (Accuracy(), LabelRate("unparsed"))
+    metrics: Sequence[Metric] = (Accuracy(), LabelRate("unparsed"))
+
+    def __call__(self, ctx: ScoringContext) -> Score:
+        raise NotImplementedError  # aggregation only reads name and metrics
 
 
 def test_column_aggregation_by_hand() -> None:
