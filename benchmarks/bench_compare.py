@@ -9,25 +9,29 @@ holds them), stratified by ``condition`` (``--strata`` values, Zipf-like frequen
 move accuracy by +4 to -2 points by condition) and a clinical-accuracy scorer (continuous, all values
 distinct, the worst case for the bootstrap: A ~ Beta(4, 2), B = clip(A + N(mu, 0.08)), mu from +0.02 to
 -0.01 by condition), ~0.5 % failed outputs and ~1 % unscorable (NaN) clinical-accuracy cases, outputs of
-``--text-chars`` characters. Results go through ``ResultStore.writer``; the aggregates are the library's
-own (``api.finalize_run``).
+``--text-chars`` characters. Results go through ``ResultStore.writer`` with their case summaries, as
+``clineval run`` stores them (``SummaryPlan.encode``, the plan's fingerprint in the run's provenance
+under ``stored_runs.PLAN_KEY``); the aggregates are the library's own (``api.finalize_run``).
 
 Everything runs in fresh child processes (so each one's max RSS is its own). Timed, median of
 ``--repeats`` (min-max), wall and CPU seconds (``time.perf_counter`` / ``time.process_time``; on a
 shared machine CPU time is the steadier one): (1) ``releases.compare_runs`` end to end; (2) its phases
-one after the other as ``compare_runs`` runs them, with the garbage collector paused where it pauses it
-(``analysis.compare.gc_paused``; on in a tree from before that): load both runs from the store
-(``ResultStore.load_run``), restrict and re-aggregate both (``aggregate_task``), paired statistics
-(``compare_task``: per-case pairing, changed cases, bootstrap CIs, McNemar / permutation tests,
-win/tie/loss, Holm). Memory: tracemalloc peak of the end-to-end call and of each phase above what was
-allocated when the phase began (one more child, untimed: tracemalloc slows Python down), and max RSS
-(``resource.getrusage``) after imports, after each phase and after ``compare_runs``.
+one after the other as ``compare_runs`` runs them, with the garbage collector paused as it pauses it
+(``analysis.compare.gc_paused``): read both runs column-wise (``stored_runs.open_run`` of each in one
+``ResultStore``: the case summaries folded into ``TaskColumns``, no CaseResult loaded), restrict to the
+common cases and re-aggregate both (``releases._restricted``: ``TaskColumns.take`` and
+``aggregate_columns``), paired statistics (``compare_columns``: per-case pairing, changed cases,
+bootstrap CIs, McNemar / permutation tests, win/tie/loss, Holm). Every child asserts that the runs are
+read from their summaries: ``ResultStore.iter_results`` (the full results, read when summaries are
+missing or made under another plan) raises there. Memory: tracemalloc peak of the end-to-end call and of
+each phase above what was allocated when the phase began (one more child, untimed: tracemalloc slows
+Python down), and max RSS (``resource.getrusage``) after imports, after each phase and after
+``compare_runs``.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import cProfile
 import json
 import math
@@ -39,7 +43,7 @@ import sys
 import tempfile
 import time
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
@@ -48,8 +52,8 @@ from typing import Any
 import numpy as np
 
 from clineval import api, releases
-from clineval.analysis import compare
-from clineval.analysis.compare import compare_task
+from clineval.analysis.case_summary import SummaryPlan
+from clineval.analysis.compare import compare_columns, gc_paused
 from clineval.core import (
     CaseResult,
     ComponentSpec,
@@ -61,9 +65,11 @@ from clineval.core import (
     TaskAggregate,
     TaskSpec,
 )
+from clineval.core.columns import TaskColumns
 from clineval.core.comparison import RunComparison, TaskComparison
 from clineval.core.output import Usage
 from clineval.store import ResultStore
+from clineval.stored_runs import PLAN_KEY, columns_of_run, open_run, scorers_for
 
 TASK = "medqa_cds"
 CONDITIONS = [
@@ -106,7 +112,8 @@ def suite(cases: int, strata: int) -> SuiteSpec:
 
 
 def run_ids(cases: int, strata: int) -> tuple[str, str]:
-    return f"bench-v2-base-{cases}-{strata}", f"bench-v2-cand-{cases}-{strata}"
+    # v3: stored with case summaries (a --db built by an older version holds v2 runs without them)
+    return f"bench-v3-base-{cases}-{strata}", f"bench-v3-cand-{cases}-{strata}"
 
 
 def _results(
@@ -184,6 +191,7 @@ def build(url: str, cases: int, strata: int, text_chars: int, seed: int = 0) -> 
     ca_a[no_ref] = ca_b[no_ref] = math.nan
     failed_a, failed_b = rng.random(cases) < 0.005, rng.random(cases) < 0.005
     spec = suite(cases, strata)
+    plan = SummaryPlan.for_suite(spec, scorers_for(spec))  # what clineval run stores beside each result
     store = ResultStore(url)
     try:
         for run_id, mcq, ca, failed, s in zip(
@@ -195,10 +203,14 @@ def build(url: str, cases: int, strata: int, text_chars: int, seed: int = 0) -> 
                     suite=spec,
                     status="running",
                     created_at=datetime.now(UTC),
-                    provenance={"task_sizes": {TASK: cases}, "benchmark": "bench_compare"},
+                    provenance={
+                        "task_sizes": {TASK: cases},
+                        "benchmark": "bench_compare",
+                        PLAN_KEY: plan.fingerprint,
+                    },
                 )
             )
-            with store.writer(run_id) as writer:
+            with store.writer(run_id, summarize=plan.encode) as writer:
                 for result in _results(conditions, mcq, ca, failed, golds, text_chars, seed + s):
                     writer.put(result)
             api.finalize_run(store, run_id)
@@ -208,35 +220,41 @@ def build(url: str, cases: int, strata: int, text_chars: int, seed: int = 0) -> 
 
 
 # -- the measured work (child processes) -----------------------------------------------------------------
-def _load(url: str, a: str, b: str) -> tuple[RunResult, RunResult]:
-    store = ResultStore(url)
+def _no_full_results(self: ResultStore, run_id: str, batch: int = 1000) -> Iterator[CaseResult]:
+    raise AssertionError(
+        f"run {run_id}: compare read the full results (ResultStore.iter_results), not the case summaries: "
+        "the runs must be stored with summaries under the current SummaryPlan"
+    )
+
+
+def _forbid_full_results() -> None:
+    """Make ``read_totals``' slow path (summaries missing or made under another plan) fail the benchmark."""
+    ResultStore.iter_results = _no_full_results  # type: ignore[method-assign]
+
+
+def _read(url: str, a: str, b: str) -> tuple[RunResult, RunResult]:
+    store = ResultStore(url, must_exist=True)
     try:
-        ra, rb = (store.load_run(store.get_run(r).run_id) for r in (a, b))
+        ra, rb = (open_run(store, store.get_run(r).run_id) for r in (a, b))
     finally:
         store.close()
+    assert ra.columns is not None and rb.columns is not None
     return ra, rb
 
 
-Restricted = tuple[TaskAggregate, list[CaseResult], TaskAggregate, list[CaseResult]]
+Restricted = tuple[TaskAggregate, TaskColumns, TaskAggregate, TaskColumns]
 
 
 def _aggregate(ra: RunResult, rb: RunResult) -> Restricted:
-    keep = {r.case_id for r in ra.results if r.task_id == TASK} & {r.case_id for r in rb.results}
-    agg_a, res_a = releases._restricted(ra, TASK, keep)  # the phase compare_runs runs
-    agg_b, res_b = releases._restricted(rb, TASK, keep)
-    return agg_a, res_a, agg_b, res_b
+    keep = set(columns_of_run(ra)[TASK].case_ids) & set(columns_of_run(rb)[TASK].case_ids)
+    agg_a, cols_a = releases._restricted(ra, TASK, keep)  # the phase compare_runs runs
+    agg_b, cols_b = releases._restricted(rb, TASK, keep)
+    return agg_a, cols_a, agg_b, cols_b
 
 
 def _paired(restricted: Restricted) -> TaskComparison:
-    agg_a, res_a, agg_b, res_b = restricted
-    return compare_task(TASK, agg_a, agg_b, res_a, res_b)
-
-
-def _gc_policy() -> contextlib.AbstractContextManager[None]:
-    """The phases run with the garbage collector as ``compare_runs`` runs them: paused where the library
-    pauses it (``analysis.compare.gc_paused``), on in a tree from before that (to measure a baseline)."""
-    paused: Callable[[], contextlib.AbstractContextManager[None]] | None = getattr(compare, "gc_paused", None)
-    return paused() if paused is not None else contextlib.nullcontext()
+    agg_a, cols_a, agg_b, cols_b = restricted
+    return compare_columns(TASK, agg_a, agg_b, cols_a, cols_b)
 
 
 def _max_rss_mib() -> float:
@@ -282,11 +300,12 @@ def dump(comparison: RunComparison, path: Path) -> None:
 def worker(mode: str, url: str, a: str, b: str, extra: str) -> dict[str, float]:
     """One job in this (fresh) process: ``total``, ``phases``, ``memory``, ``profile`` or ``dump``."""
     found: dict[str, float] = {"imports_rss_mib": _max_rss_mib()}
+    _forbid_full_results()
     if mode == "total":
         _timed(found, "total", lambda: releases.compare_runs(url, a, b))
     elif mode == "phases":
-        with _gc_policy():
-            ra, rb = _timed(found, "load", lambda: _load(url, a, b))
+        with gc_paused():
+            ra, rb = _timed(found, "read", lambda: _read(url, a, b))
             restricted = _timed(found, "aggregate", lambda: _aggregate(ra, rb))
             _timed(found, "paired", lambda: _paired(restricted))
     elif mode == "memory":
@@ -295,12 +314,12 @@ def worker(mode: str, url: str, a: str, b: str, extra: str) -> dict[str, float]:
         found["total_peak_mib"] = tracemalloc.get_traced_memory()[1] / 2**20
         held: list[Any] = []
         steps: list[tuple[str, Callable[[], Any]]] = [
-            ("load", lambda: _load(url, a, b)),
+            ("read", lambda: _read(url, a, b)),
             ("aggregate", lambda: _aggregate(*held[0])),
             ("paired", lambda: _paired(held[1])),
         ]
         for name, step in steps:
-            with _gc_policy():
+            with gc_paused():
                 before = tracemalloc.get_traced_memory()[0]
                 tracemalloc.reset_peak()
                 held.append(step())
@@ -384,9 +403,9 @@ def main() -> None:
     print("| --- | ---: | ---: | ---: | ---: |")
     print(f"| (imports) | | | | {med(phases, 'imports_rss_mib')} |")
     for label, key in (
-        ("load both runs from the store", "load"),
-        ("restrict + re-aggregate both", "aggregate"),
-        ("paired statistics (compare_task)", "paired"),
+        ("read both runs column-wise (open_run)", "read"),
+        ("restrict + re-aggregate both (_restricted)", "aggregate"),
+        ("paired statistics (compare_columns)", "paired"),
     ):
         print(
             f"| {label} | {med(phases, key + '_s')} | {med(phases, key + '_cpu_s')} "
