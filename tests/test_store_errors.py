@@ -216,7 +216,10 @@ def grow(mount_point: Path, size: str) -> None:
 
 
 def test_a_real_full_disk_mid_run_then_resume_after_freeing_space(tmp_path: Path, tmpfs: Path) -> None:
-    n = 600  # about 3 KB of results per case: the 1 MiB store fills up part way
+    # About 3 KB of results per case: the 4 MiB store fills up part way. A replay commits in groups of a
+    # few hundred cases (what arrives within the writer's linger), so the store must hold several groups.
+    n = 2500
+    grow(tmpfs, "4m")
     write_suite(tmp_path / "work", n, pad=1500)
     work = tmp_path / "work"
     db = tmpfs / "s.db"

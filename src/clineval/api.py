@@ -173,6 +173,7 @@ def run_suite(
         if on_start is not None:
             on_start(run_id)
         stats, warnings = asyncio.run(execute(suite, store, run_id, done, request, hooks))
+        del suite, done  # the datasets' and systems' indexes: not held while the run is aggregated
         return finalize_run(
             store,
             run_id,
@@ -326,7 +327,7 @@ def finalize_run(
         earlier = extra.get("warnings")
         extra["warnings"] = [*(earlier if isinstance(earlier, list) else []), *assessed["warnings"]]
         extra["degradation"] = assessed
-    extra["usage"] = usage_from_totals(info.suite, totals.usage, prices)
+    extra["usage"] = usage_from_totals(info.suite, totals.usage_totals(), prices)
     n_stored = totals.n_cases
     columns = totals.columns()
     aggregates = {t.id: aggregate_columns(columns[t.id], scorers[t.id], t.stratify) for t in info.suite.tasks}

@@ -107,6 +107,7 @@ def run_shard(
         )
         keys = {(t.spec.id, c) for t in mine.tasks for c in case_ids(t.cases)}
         cases = len(keys & store.finished_keys(run_id))
+        del suite, mine, keys  # the datasets' and systems' indexes: not held while the run is aggregated
         store.shards.finish(run_id, shard, cases=cases)
         missing = store.shards.missing(run_id, of)
         run = None

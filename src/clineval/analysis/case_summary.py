@@ -11,12 +11,13 @@ whose stored summaries were made under another plan is summarized again from its
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from clineval.analysis.degradation import ComponentFailures, FailureCounter, Outcome, outcomes
-from clineval.analysis.usage import UsageTotals, add_case, case_usages
+from clineval.analysis.usage import UsageTotals, case_usages
 from clineval.core.columns import SUMMARY_VERSION, ColumnsBuilder, TaskColumns, summarize_scores
 from clineval.core.output import Usage
 from clineval.core.protocols import Scorer
@@ -69,33 +70,44 @@ def _usage(usage: Usage | None) -> list[int | None] | None:
 
 
 def _from_list(found: Any) -> Usage | None:
-    if not isinstance(found, list) or len(found) != 3:
+    if not isinstance(found, list | tuple) or len(found) != 3:
         return None
     return Usage.model_construct(prompt_tokens=found[0], completion_tokens=found[1], total_tokens=found[2])
 
 
+OutcomesKey = tuple[tuple[str, int, tuple[str, ...]], ...]
+UsageKey = tuple[tuple[Any, bool], tuple[tuple[Any, bool], ...]]
+
+
+def _frozen(found: Any) -> Any:
+    return tuple(found) if isinstance(found, list) else found
+
+
 @dataclass
 class RunTotals:
-    """Everything a run's aggregates, degradation and usage are computed from, folded from summaries."""
+    """Everything a run's aggregates, degradation and usage are computed from, folded from summaries.
+
+    Outcomes and usages repeat from case to case (an MCQ run has one or two distinct ones): each distinct
+    one is counted, and folded into the totals once, with its count."""
 
     plan: SummaryPlan
-    failures: FailureCounter = field(default_factory=FailureCounter)
-    usage: dict[str, tuple[UsageTotals, UsageTotals]] = field(default_factory=dict)
     n_cases: int = 0
     _builder: ColumnsBuilder | None = None
+    _outcomes: dict[str, Counter[OutcomesKey]] = field(default_factory=dict)
+    _usages: dict[str, Counter[UsageKey]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._builder = ColumnsBuilder(self.plan.metadata, folds=(self._fold,))
 
     def _fold(self, task_id: str, case_id: str, extensions: Mapping[str, Any]) -> None:
         self.n_cases += 1
-        self.failures.add(task_id, (Outcome(c, calls, tuple(k)) for c, calls, k in extensions.get("o", ())))
-        totals = self.usage.get(task_id)
-        if totals is None:
-            totals = self.usage[task_id] = (UsageTotals(), UsageTotals())
+        outcomes = tuple((c, calls, tuple(kinds)) for c, calls, kinds in extensions.get("o", ()))
         own = extensions.get("u") or [None, False]
-        judged = [(_from_list(u), bool(cached)) for u, cached in extensions.get("j", ())]
-        add_case(*totals, (_from_list(own[0]), bool(own[1])), judged)
+        judged = tuple((_frozen(u), bool(cached)) for u, cached in extensions.get("j", ()))
+        if task_id not in self._outcomes:
+            self._outcomes[task_id], self._usages[task_id] = Counter(), Counter()
+        self._outcomes[task_id][outcomes] += 1
+        self._usages[task_id][((_frozen(own[0]), bool(own[1])), judged)] += 1
 
     def add(self, task_id: str, case_id: str, summary: Mapping[str, Any]) -> None:
         if self._builder is None:
@@ -118,4 +130,20 @@ class RunTotals:
         return built
 
     def components(self) -> list[ComponentFailures]:
-        return self.failures.components()
+        """Failures per (task, component), in the order components were first seen."""
+        counter = FailureCounter()
+        for task_id, counts in self._outcomes.items():
+            for key, times in counts.items():
+                counter.add(task_id, (Outcome(c, calls, kinds) for c, calls, kinds in key), times=times)
+        return counter.components()
+
+    def usage_totals(self) -> dict[str, tuple[UsageTotals, UsageTotals]]:
+        """``task -> (system, judge)`` token usage totals."""
+        totals: dict[str, tuple[UsageTotals, UsageTotals]] = {}
+        for task_id, counts in self._usages.items():
+            system, judge = totals[task_id] = (UsageTotals(), UsageTotals())
+            for ((own, cached), judged), times in counts.items():
+                system.add(_from_list(own), cached=cached, times=times)
+                for usage, judge_cached in judged:
+                    judge.add(_from_list(usage), cached=judge_cached, times=times)
+        return totals

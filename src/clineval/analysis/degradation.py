@@ -145,18 +145,20 @@ class FailureCounter:
     def __init__(self) -> None:
         self.found: dict[tuple[str, str], ComponentFailures] = {}
 
-    def add(self, task_id: str, case_outcomes: Iterable[Outcome]) -> None:
+    def add(self, task_id: str, case_outcomes: Iterable[Outcome], *, times: int = 1) -> None:
+        """One case's outcomes (``times``: as many cases with the same outcomes)."""
         for outcome in case_outcomes:
             key = (task_id, outcome.component)
             entry = self.found.get(key)
             if entry is None:
                 entry = self.found[key] = ComponentFailures(task_id, outcome.component)
-            entry.total += 1
-            entry.calls_total += outcome.calls
+            entry.total += times
+            entry.calls_total += outcome.calls * times
             if outcome.failures:
-                entry.failed += 1
-                entry.calls_failed += len(outcome.failures)
-                entry.kinds.update(outcome.failures)
+                entry.failed += times
+                entry.calls_failed += len(outcome.failures) * times
+                for kind in outcome.failures:
+                    entry.kinds[kind] += times
 
     def components(self) -> list[ComponentFailures]:
         """Every (task, component) that ran, in first-seen order."""

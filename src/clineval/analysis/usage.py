@@ -61,20 +61,22 @@ class UsageTotals:
     completion_tokens: int = 0
     total_tokens: int = 0
 
-    def add(self, usage: Usage | None, *, cached: bool = False) -> None:
+    def add(self, usage: Usage | None, *, cached: bool = False, times: int = 1) -> None:
+        """One reply (``times``: as many replies with the same usage)."""
         if cached:
-            self.cached += 1
+            self.cached += times
             return
-        self.calls += 1
+        self.calls += times
         if usage is None or (
             usage.prompt_tokens is None and usage.completion_tokens is None and usage.total_tokens is None
         ):
             return
         prompt, completion = usage.prompt_tokens or 0, usage.completion_tokens or 0
-        self.calls_with_usage += 1
-        self.prompt_tokens += prompt
-        self.completion_tokens += completion
-        self.total_tokens += usage.total_tokens if usage.total_tokens is not None else prompt + completion
+        total = usage.total_tokens if usage.total_tokens is not None else prompt + completion
+        self.calls_with_usage += times
+        self.prompt_tokens += prompt * times
+        self.completion_tokens += completion * times
+        self.total_tokens += total * times
 
 
 @dataclass(frozen=True)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import gc
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -88,10 +88,17 @@ def _report_context(run: RunResult) -> ReportContext:
     except UserInputError:
         return EMPTY
     by_keys = getattr(run.results, "by_keys", None)  # a stored run's results: read only the sample cases
+    loaded: dict[str, Any] = {}
+
+    def load_dataset(fmt: str, opts: Mapping[str, Any], base: Path) -> Any:
+        # once per report command, not once per report file (a million-case file is read in ~10 s)
+        key = json.dumps([fmt, opts, str(base)], sort_keys=True, default=str)
+        if key not in loaded:
+            loaded[key] = DATASETS.get(fmt)(opts, base)
+        return loaded[key]
+
     return ReportContext(
-        scorers=scorers,
-        load_dataset=lambda fmt, opts, base: DATASETS.get(fmt)(opts, base),
-        load_results=by_keys if callable(by_keys) else None,
+        scorers=scorers, load_dataset=load_dataset, load_results=by_keys if callable(by_keys) else None
     )
 
 

@@ -29,6 +29,7 @@ from numpy.typing import NDArray
 from clineval.core.score import CaseResult, Score
 
 SUMMARY_VERSION = 1
+MAX_INTERNED = 100_000  # distinct kept breakdowns shared between cases (see ColumnsBuilder)
 MISSING_STRATUM = "(missing)"
 _NO_BREAKDOWN: Mapping[str, Any] = {}
 
@@ -136,7 +137,13 @@ class _TaskBuilder:
         self.rows: dict[str, array[int]] = {}
         self.metadata: dict[str, list[object]] = {key: [] for key in self.keys}
 
-    def add(self, case_id: str, summary: Mapping[str, Any], intern: Callable[[Any], Any]) -> None:
+    def add(
+        self,
+        case_id: str,
+        summary: Mapping[str, Any],
+        intern: Callable[[Any], Any],
+        intern_breakdown: Callable[[dict[str, Any]], dict[str, Any]],
+    ) -> None:
         row = len(self.case_ids)
         self.case_ids.append(case_id)
         self.failed.append(1 if summary.get("f") else 0)
@@ -147,7 +154,7 @@ class _TaskBuilder:
                 self.breakdowns[name], self.rows[name] = [], array("q")
             self.values[name].append(math.nan if value is None else float(value))
             self.labels[name].append(intern(label))
-            self.breakdowns[name].append(breakdown or None)
+            self.breakdowns[name].append(intern_breakdown(breakdown) if breakdown else None)
             self.rows[name].append(row)
         meta = summary.get("m", {})
         for key in self.keys:
@@ -190,6 +197,7 @@ class ColumnsBuilder:
     folds: Sequence[Fold] = ()
     _tasks: dict[str, _TaskBuilder] = field(default_factory=dict)
     _interned: dict[object, object] = field(default_factory=dict)
+    _breakdowns: dict[tuple[tuple[str, Any], ...], dict[str, Any]] = field(default_factory=dict)
 
     def _intern(self, value: Any) -> Any:
         # stratum values and labels repeat: one object each, not one per case
@@ -200,11 +208,23 @@ class ColumnsBuilder:
         key = repr(value)
         return self._interned.setdefault(key, value)
 
+    def _intern_breakdown(self, breakdown: dict[str, Any]) -> dict[str, Any]:
+        # An MCQ breakdown kept for macro-F1 ({gold, extracted}) takes ~20 values over a million cases:
+        # one dict each instead of a million (~250 MB). Unhashable values, or a table grown past
+        # MAX_INTERNED (values that do not repeat), are kept as they are.
+        if len(self._breakdowns) >= MAX_INTERNED:
+            return breakdown
+        try:
+            key = tuple(sorted(breakdown.items()))
+            return self._breakdowns.setdefault(key, breakdown)
+        except TypeError:
+            return breakdown
+
     def add(self, task_id: str, case_id: str, summary: Mapping[str, Any]) -> None:
         task = self._tasks.get(task_id)
         if task is None:
             task = self._tasks[task_id] = _TaskBuilder(self.metadata_keys.get(task_id, ()))
-        task.add(case_id, summary, self._intern)
+        task.add(case_id, summary, self._intern, self._intern_breakdown)
         extensions = summary.get("x") or {}
         for fold in self.folds:
             fold(task_id, case_id, extensions)

@@ -44,5 +44,8 @@ def case_inputs(
             continue
         if getattr(loaded, "content_hash", None) != task.dataset.content_hash:
             continue
-        found.update({(task.id, c.id): c.input for c in getattr(loaded, "cases", ()) if c.id in ids})
+        cases = getattr(loaded, "cases", ())
+        select = getattr(cases, "where_id", None)  # a dataset read from its file: parse only these cases
+        chosen = select(ids.__contains__) if callable(select) else cases
+        found.update({(task.id, c.id): c.input for c in chosen if c.id in ids})
     return found

@@ -158,7 +158,7 @@ class ResultWriter:
             except queue.Empty:
                 self._beat()
                 continue
-            lingered = False
+            deadline = time.monotonic() + LINGER_S
             while True:
                 if item is None:
                     stop = True
@@ -168,19 +168,10 @@ class ResultWriter:
                     batch.append(item)
                 if stop or markers or len(batch) >= MAX_BATCH:
                     break
-                try:
-                    item = self._queue.get_nowait()
+                try:  # linger a few ms: one transaction per burst, not one per result
+                    item = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
                 except queue.Empty:
-                    if lingered:
-                        break
-                    # Linger a few ms, asleep: one transaction per burst, and no wake-up (a thread switch)
-                    # per result while they arrive. Then take everything queued meanwhile.
-                    time.sleep(LINGER_S)
-                    lingered = True
-                    try:
-                        item = self._queue.get_nowait()
-                    except queue.Empty:
-                        break
+                    break
             try:
                 if batch:
                     self._insert(batch)
