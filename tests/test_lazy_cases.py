@@ -45,7 +45,7 @@ def test_bom_crlf_blank_lines_and_line_numbers(tmp_path: Path) -> None:
     path = tmp_path / "q.jsonl"
     path.write_bytes(("\ufeff" + _row(0) + "\r\n\r\n" + _row(1) + "\r\n").encode())
     loaded = load_medqa({"path": str(path)}, tmp_path)
-    assert case_ids(loaded.cases) == ["0", "2"]  # the id is the 0-based line number; line 2 is blank
+    assert list(case_ids(loaded.cases)) == ["0", "2"]  # the id is the 0-based line number; line 2 is blank
     assert [c.input.question for c in loaded.cases] == ["q0 \u2028 line", "q1 \u2028 line"]
 
 
@@ -99,7 +99,7 @@ def test_sampling_and_selection_by_id_keep_the_cases_in_the_file(tmp_path: Path)
     # by hand: the 3 ids with the smallest sha256(f"{seed}:{id}"), in file order
     ids = [f"c{i:02d}" for i in range(40)]
     smallest = sorted(ids, key=lambda i: hashlib.sha256(f"7:{i}".encode()).digest())[:3]
-    assert case_ids(sample_cases(lazy, 3, 7)) == [i for i in ids if i in smallest]
+    assert list(case_ids(sample_cases(lazy, 3, 7))) == [i for i in ids if i in smallest]
     odd = where_id(lazy, lambda case_id: int(case_id[1:]) % 2 == 1)
     assert isinstance(odd, JsonlCases)
     assert [c.id for c in odd] == [f"c{i:02d}" for i in range(1, 40, 2)]

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from clineval.core import Case, CaseInput, DataFileError, SystemOutput
+from clineval.core.id_index import CompactIds, HashIndex
 from clineval.systems import predictions as predictions_module
 from clineval.systems.predictions import PredictionsOptions, PredictionsSystem, read_predictions
 
@@ -200,11 +201,12 @@ def test_a_rewritten_file_is_an_error(tmp_path: Path, monkeypatch: pytest.Monkey
 
 def test_only_the_index_is_kept(tricky: Path) -> None:
     replay = system(tricky)
-    kept = [value for value in vars(replay).values() if isinstance(value, SystemOutput | dict)]
-    assert kept == [replay._index] and all(isinstance(v, int) for v in replay._index.values())
+    assert not [value for value in vars(replay).values() if isinstance(value, SystemOutput | dict | list)]
+    assert isinstance(replay._keys, CompactIds) and isinstance(replay._index, HashIndex)
     assert list(replay._numbers) == [1, 3, 5, 6, 7]
+    assert [replay._index.get(key) for key in replay._keys] == list(range(len(replay)))
     with tricky.open("rb") as handle:
         for position in range(len(replay)):
             handle.seek(replay._offsets[position])
             assert handle.read(1) == b"{"
-    assert json.loads(TRICKY[0])["id"] == next(iter(replay._index))
+    assert json.loads(TRICKY[0])["id"] == replay._keys[0]

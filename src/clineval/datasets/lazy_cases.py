@@ -17,6 +17,7 @@ from typing import Any, BinaryIO, overload
 
 from clineval.core import Case
 from clineval.core.errors import DataFileError
+from clineval.core.id_index import CompactIds, HashIndex
 from clineval.core.lines import parse_json_line, read_line_at, stream_lines
 
 MakeCase = Callable[[dict[str, Any], int], Case]
@@ -33,7 +34,7 @@ class JsonlCases(Sequence[Case]):
     """The cases of a JSONL file (``load``), or of a subset of its lines (``subset``), in file order."""
 
     def __init__(
-        self, path: Path, make_case: MakeCase, ids: list[str], offsets: array[int], numbers: array[int]
+        self, path: Path, make_case: MakeCase, ids: CompactIds, offsets: array[int], numbers: array[int]
     ) -> None:
         self.path = path
         self._make_case = make_case
@@ -47,23 +48,20 @@ class JsonlCases(Sequence[Case]):
         if path.is_dir():
             raise DataFileError("is a directory, expected a file", path=path)
         digest = hashlib.sha256()
-        ids: list[str] = []
+        ids = CompactIds()
         offsets, numbers = array("q"), array("q")
-        seen: dict[str, int] = {}
         for number, offset, line in stream_lines(path, digest=digest):
             if not line.strip():
                 continue
-            case_id = make_case(_record(line, path, number), number).id
-            if case_id in seen:
-                raise DataFileError(
-                    f"duplicate case id {case_id!r} (records {seen[case_id] + 1} and {len(ids) + 1})",
-                    path=path,
-                    hint="case ids must be unique",
-                )
-            seen[case_id] = len(ids)
+            try:
+                case_id = make_case(_record(line, path, number), number).id
+            except DataFileError:
+                _check_unique(ids, path)  # a duplicate before the bad line is what a reader meets first
+                raise
             ids.append(case_id)
             offsets.append(offset)
             numbers.append(number)
+        _check_unique(ids, path)
         return cls(path, make_case, ids, offsets, numbers), "sha256:" + digest.hexdigest()
 
     def __len__(self) -> int:
@@ -104,7 +102,7 @@ class JsonlCases(Sequence[Case]):
         return JsonlCases(
             self.path,
             self._make_case,
-            [self.ids[i] for i in chosen],
+            self.ids.take(chosen),
             array("q", (self._offsets[i] for i in chosen)),
             array("q", (self._numbers[i] for i in chosen)),
         )
@@ -117,10 +115,21 @@ class JsonlCases(Sequence[Case]):
         return f"JsonlCases({str(self.path)!r}, n={len(self.ids)})"
 
 
+def _check_unique(ids: CompactIds, path: Path) -> None:
+    """A case id given twice is an error naming both records (the pair a reader meets first)."""
+    found = HashIndex(ids).first_duplicate()
+    if found is not None:
+        first, again = found
+        raise DataFileError(
+            f"duplicate case id {ids[again]!r} (records {first + 1} and {again + 1})",
+            path=path,
+            hint="case ids must be unique",
+        )
+
+
 def case_ids(cases: Sequence[Case]) -> Sequence[str]:
     """The ids of ``cases``: without parsing anything when they are read from a file."""
-    ids = getattr(cases, "ids", None)
-    return ids if isinstance(ids, list) else [c.id for c in cases]
+    return cases.ids if isinstance(cases, JsonlCases) else [c.id for c in cases]
 
 
 def where_id(cases: Sequence[Case], keep: Callable[[str], bool]) -> Sequence[Case]:

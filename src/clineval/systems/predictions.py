@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict
 
 from clineval.core.case import Case
 from clineval.core.errors import DataFileError
+from clineval.core.id_index import CompactIds, HashIndex
 from clineval.core.lines import file_lines, read_line_at, stream_lines
 from clineval.core.output import SystemOutput
 from clineval.core.specs import ComponentSpec
@@ -144,35 +145,50 @@ class _Fields:
 
 
 class _Index:
-    """Where each prediction is: normalised id -> position; byte offset and line number per position."""
+    """Where each prediction is: its normalised id, byte offset and line number, by position (compact
+    columns: ~30 bytes a prediction, not the ~150 of a dict entry and its string)."""
 
-    __slots__ = ("numbers", "offsets", "positions")
+    __slots__ = ("keys", "numbers", "offsets")
 
     def __init__(self) -> None:
-        self.positions: dict[str, int] = {}
+        self.keys = CompactIds()
         self.offsets = array("q")
         self.numbers = array("q")
 
-    def add(self, key: str, number: int, offset: int, path: Path) -> None:
-        first = self.positions.get(key)
-        if first is not None:
-            problem = f"duplicate id {key!r} (first on line {self.numbers[first]}, again on line {number})"
-            raise DataFileError(problem, path=path, line=number, hint="keep one prediction per id")
-        self.positions[key] = len(self.offsets)
+    def add(self, key: str, number: int, offset: int) -> None:
+        self.keys.append(key)
         self.offsets.append(offset)
         self.numbers.append(number)
+
+    def check_unique(self, path: Path) -> HashIndex:
+        """The index of the ids; a second line with an id already seen is an error naming both lines (the
+        pair whose second line comes first, where a reader going line by line would have stopped)."""
+        index = HashIndex(self.keys)
+        found = index.first_duplicate()
+        if found is not None:
+            first, again = found
+            number = self.numbers[again]
+            key, line = self.keys[again], self.numbers[first]
+            problem = f"duplicate id {key!r} (first on line {line}, again on line {number})"
+            raise DataFileError(problem, path=path, line=number, hint="keep one prediction per id")
+        return index
 
 
 def _records(
     lines: Iterable[tuple[int, int, str]], path: Path, fields: _Fields, index: _Index
 ) -> Iterator[tuple[int, int, str, SystemOutput]]:
-    """(line number, byte offset, normalised id, output) of every non-blank line, each added to ``index``
-    (a second line with an id already there is an error naming both lines)."""
+    """(line number, byte offset, normalised id, output) of every non-blank line, each added to ``index``.
+    Duplicate ids are checked by the caller once all are read (``_Index.check_unique``); a bad line is
+    reported after any duplicate before it, as a reader going line by line would."""
     for number, offset, line in lines:
         if not line.strip():
             continue
-        key, output = fields.record(line, path, number)
-        index.add(key, number, offset, path)
+        try:
+            key, output = fields.record(line, path, number)
+        except DataFileError:
+            index.check_unique(path)
+            raise
+        index.add(key, number, offset)
         yield number, offset, key, output
 
 
@@ -207,7 +223,10 @@ def parse_predictions(
     """:func:`read_predictions` of a file's bytes, all in memory (the system keeps only an index)."""
     fields = _Fields(output_field, id_field, numeric_ids, output_format)
     lines = ((number, 0, line) for number, line in file_lines(data, path))  # at \n only, BOM dropped
-    return {key: output for _, _, key, output in _records(lines, path, fields, _Index())}
+    index = _Index()
+    outputs = {key: output for _, _, key, output in _records(lines, path, fields, index)}
+    index.check_unique(path)
+    return outputs
 
 
 class PredictionsSystem(ReplaySystem):
@@ -224,7 +243,8 @@ class PredictionsSystem(ReplaySystem):
         index = _Index()
         for _ in _records(stream_lines(self.path, digest=digest), self.path, self._fields, index):
             pass  # validated, then dropped: only the index is kept
-        self._index = index.positions
+        self._index = index.check_unique(self.path)
+        self._keys = index.keys
         self._offsets = index.offsets
         self._numbers = index.numbers
         self._used = bytearray(len(self._offsets))  # 1 where a case asked for that position
@@ -234,7 +254,7 @@ class PredictionsSystem(ReplaySystem):
         self.spec = ComponentSpec(type="predictions", args=args, content_hash=digest.hexdigest())
 
     def __len__(self) -> int:
-        return len(self._index)
+        return len(self._keys)
 
     async def close(self) -> None:
         if self._handle is not None:
@@ -301,11 +321,11 @@ class PredictionsSystem(ReplaySystem):
             as_numbers.add(normalize_id(case.id, numeric_ids=True))
         if first is None:
             return
-        if not self._index:
+        if not self._keys:
             raise DataFileError("the predictions file holds no predictions", path=self.path)
-        ours, theirs = _shown(next(iter(self._index))), _shown(first)
+        ours, theirs = _shown(self._keys[0]), _shown(first)
         numeric_helps = not self.options.numeric_ids and any(
-            normalize_id(k, numeric_ids=True) in as_numbers for k in self._index
+            normalize_id(k, numeric_ids=True) in as_numbers for k in self._keys
         )
         hint = (
             "set numeric_ids: true on the system (digit-only ids then compare as numbers)"
@@ -314,7 +334,7 @@ class PredictionsSystem(ReplaySystem):
             "that differ only by leading zeros, and that the file belongs to this dataset"
         )
         raise DataFileError(
-            f"none of the {len(self._index)} predictions matches a case id "
+            f"none of the {len(self._keys)} predictions matches a case id "
             f"(e.g. prediction id {ours}, case id {theirs})",
             path=self.path,
             hint=hint,
@@ -322,8 +342,7 @@ class PredictionsSystem(ReplaySystem):
 
     def unused_ids(self) -> list[str]:
         """Predictions that matched no case so far (the runner warns: often a wrong id field or id format)."""
-        used = self._used
-        return sorted(key for key, position in self._index.items() if not used[position])
+        return sorted(key for key, used in zip(self._keys, self._used, strict=True) if not used)
 
 
 def _shown(identifier: str, limit: int = 40) -> str:
