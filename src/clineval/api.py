@@ -245,7 +245,7 @@ async def execute(
             for task in suite.tasks:
                 task_id = task.spec.id
                 stored = {case_id for t, case_id in done if t == task_id}
-                already = sum(1 for case_id in case_ids(task.cases) if case_id in stored)
+                already = sum(1 for case_id in case_ids(task.cases) if case_id in stored) if stored else 0
                 # by id: a dataset read from its file stays so (datasets.lazy_cases)
                 pending = where_id(task.cases, _absent_from(stored)) if already else task.cases
                 if hooks:

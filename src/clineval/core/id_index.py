@@ -74,8 +74,14 @@ class HashIndex:
     def get(self, key: str) -> int | None:
         """The position of ``key`` (its first one), or None."""
         h = _hash(key)
-        lo = int(np.searchsorted(self._sorted, h, side="left"))
-        hi = int(np.searchsorted(self._sorted, h, side="right"))
+        hashes = self._sorted
+        lo = int(hashes.searchsorted(h))
+        if lo == len(hashes) or hashes[lo] != h:
+            return None
+        if lo + 1 == len(hashes) or hashes[lo + 1] != h:  # the usual case: one id with this hash
+            position = int(self._order[lo])
+            return position if self._ids[position] == key else None
+        hi = int(hashes.searchsorted(h, side="right"))
         for position in sorted(int(p) for p in self._order[lo:hi]):
             if self._ids[position] == key:
                 return position
