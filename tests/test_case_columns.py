@@ -15,7 +15,7 @@ from sqlalchemy import update
 
 from clineval import api, releases
 from clineval.analysis.case_summary import RunTotals
-from clineval.core import CaseResult, Metric, Score, ScoringContext, SystemOutput
+from clineval.core import CaseResult, Metric, RunResult, Score, ScoringContext, SystemOutput
 from clineval.core.columns import columns_of
 from clineval.metrics.aggregate import aggregate_columns
 from clineval.metrics.basic import Accuracy, LabelRate
@@ -93,26 +93,27 @@ def test_finalize_reads_summaries_not_results(
     assert len(again.results) == 400
 
 
-def test_a_run_stored_without_summaries_is_read_in_full(demo_run: tuple[str, str], tmp_path: Path) -> None:
+def _reference_and_a_new_run(demo_run: tuple[str, str], tmp_path: Path) -> tuple[RunResult, str, str]:
+    """The demo run as stored, and the same suite run again into another store (to be tampered with)."""
     url, run_id = demo_run
-    copy_url = f"sqlite:///{tmp_path}/copy.db"
     with ResultStore(url) as store:
         reference = store.load_run(run_id)
-    run = api.run_suite(_request(copy_url))
+    copy_url = f"sqlite:///{tmp_path}/copy.db"
+    return reference, copy_url, api.run_suite(_request(copy_url)).run_id
+
+
+def test_a_run_stored_without_summaries_is_read_in_full(demo_run: tuple[str, str], tmp_path: Path) -> None:
+    reference, copy_url, run_id = _reference_and_a_new_run(demo_run, tmp_path)
     with ResultStore(copy_url) as store:
         with store.engine.begin() as conn:  # as stored by a clineval before summaries
             conn.execute(update(case_results).values(summary=None))
-        again = api.finalize_run(store, run.run_id)
+        again = api.finalize_run(store, run_id)
     assert _dumped(again.aggregates) == _dumped(reference.aggregates)
     assert again.overall == reference.overall
 
 
 def test_summaries_made_under_another_plan_are_not_trusted(demo_run: tuple[str, str], tmp_path: Path) -> None:
-    url, run_id = demo_run
-    copy_url = f"sqlite:///{tmp_path}/copy.db"
-    with ResultStore(url) as store:
-        reference = store.load_run(run_id)
-    run = api.run_suite(_request(copy_url))
+    reference, copy_url, run_id = _reference_and_a_new_run(demo_run, tmp_path)
     with ResultStore(copy_url) as store:
         with store.engine.begin() as conn:  # summaries that lost every score: an older, narrower plan
             for row in conn.execute(case_results.select()).fetchall():
@@ -123,8 +124,8 @@ def test_summaries_made_under_another_plan_are_not_trusted(demo_run: tuple[str, 
                     .where(case_results.c.id == row.id)
                     .values(summary=json.dumps(summary))
                 )
-        store.update_provenance(run.run_id, {PLAN_KEY: "an-older-plan"})
-        again = api.finalize_run(store, run.run_id)
+        store.update_provenance(run_id, {PLAN_KEY: "an-older-plan"})
+        again = api.finalize_run(store, run_id)
     assert _dumped(again.aggregates) == _dumped(reference.aggregates)
 
 

@@ -12,11 +12,12 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
     from clineval.core import CaseInput, CaseResult
 
+T = TypeVar("T")
 KINDS = ("failed", "unparsed", "unscored", "incorrect")
 _WRONG_LABELS = {"incorrect", "wrong"}
 EXCERPT_CHARS = 400
@@ -132,7 +133,12 @@ def pick_cases(results: Sequence[CaseResult], limit: int = 50) -> list[tuple[str
         kind = classify(result)
         if kind is not None and len(by_kind[kind]) < limit:
             by_kind[kind].append(result)
-    picked: list[tuple[str, CaseResult]] = []
+    return in_turn(by_kind, limit)
+
+
+def in_turn(by_kind: Mapping[str, Sequence[T]], limit: int) -> list[tuple[str, T]]:
+    """Up to ``limit`` (kind, item) pairs: the first item of each kind, then the second of each..."""
+    picked: list[tuple[str, T]] = []
     for index in range(limit):
         picked += [(kind, found[index]) for kind, found in by_kind.items() if index < len(found)]
         if len(picked) >= limit:

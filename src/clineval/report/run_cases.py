@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from clineval.report.cases import _WRONG_LABELS, KINDS, classify, failures_by_kind, pick_cases
+from clineval.report.cases import _WRONG_LABELS, KINDS, classify, failures_by_kind, in_turn, pick_cases
 from clineval.report.context import ReportContext
 
 if TYPE_CHECKING:
@@ -73,12 +73,7 @@ def pick_keys(run: RunResult, limit: int) -> list[tuple[str, Key]]:
             if room > 0:
                 rows = np.flatnonzero(kinds == index)[:room].tolist()
                 by_kind[kind] += [(task_id, columns.case_ids[i]) for i in rows]
-    picked: list[tuple[str, Key]] = []
-    for index in range(limit):
-        picked += [(kind, found[index]) for kind, found in by_kind.items() if index < len(found)]
-        if len(picked) >= limit:
-            break
-    return picked[:limit]
+    return in_turn(by_kind, limit)
 
 
 def run_picks(run: RunResult, limit: int, context: ReportContext) -> list[tuple[str, CaseResult]]:
