@@ -75,7 +75,9 @@ def stream_lines(path: str | Path, *, digest: Any = None) -> Iterator[tuple[int,
     try:
         handle = open(path, "rb")  # noqa: SIM115  # closed below, also when the caller stops early
     except FileNotFoundError:
-        raise DataFileError("file not found", path=path, hint="check the path") from None
+        raise DataFileError(
+            "file not found", path=path, hint="check the path (relative paths are relative to the suite file)"
+        ) from None
     except OSError as err:
         raise DataFileError(f"cannot read file: {err.strerror}", path=path) from None
     with handle:

@@ -10,7 +10,6 @@ from pydantic import BaseModel, ConfigDict
 
 from clineval.core import Case, LoadedDataset
 from clineval.core.errors import DataFileError
-from clineval.datasets._io import file_hash, iter_jsonl, read_bytes
 
 
 class PathOptions(BaseModel):
@@ -41,8 +40,9 @@ def check_unique(cases: Sequence[Case], path: Path) -> None:
 
 
 def jsonl_dataset(path: Path, make_case: Callable[[dict[str, Any], int], Case]) -> LoadedDataset:
-    """Cases from a JSONL file, one per line: ``make_case(record, 1-based line number)``."""
-    data = read_bytes(path)
-    cases = [make_case(row, number) for number, row in iter_jsonl(path, data)]
-    check_unique(cases, path)
-    return LoadedDataset(cases=cases, content_hash=file_hash(data), source=str(path))
+    """Cases from a JSONL file, one per line: ``make_case(record, 1-based line number)``, read from the
+    file when used (``datasets.lazy_cases``)."""
+    from clineval.datasets.lazy_cases import JsonlCases  # it imports this module's neighbours
+
+    cases, content_hash = JsonlCases.load(path, make_case)
+    return LoadedDataset(cases=cases, content_hash=content_hash, source=str(path))

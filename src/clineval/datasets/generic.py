@@ -28,6 +28,7 @@ from clineval.core import Case, CaseInput, LoadedDataset, Reference
 from clineval.core.errors import DataFileError
 from clineval.datasets._io import file_hash, iter_jsonl, read_bytes, resolve
 from clineval.datasets.cases import case_id_for, check_unique
+from clineval.datasets.lazy_cases import JsonlCases
 
 
 class FieldMap(BaseModel):
@@ -160,6 +161,9 @@ def _case(row: dict[str, Any], line: int, index: int, opts: GenericOptions, path
 def _load(options: Mapping[str, Any], base_dir: Path, csv_format: bool) -> LoadedDataset:
     opts = GenericOptions.model_validate(options)
     path = resolve(opts.path, base_dir)
+    if not csv_format:  # read from the file when used (datasets.lazy_cases); the id fallback: line - 1
+        lazy, content_hash = JsonlCases.load(path, lambda row, line: _case(row, line, line - 1, opts, path))
+        return LoadedDataset(cases=lazy, content_hash=content_hash, source=str(path))
     data = read_bytes(path)
     rows = _iter_csv(path, data) if csv_format else iter_jsonl(path, data)
     # The 0-based id fallback counts data records (CSV: rows after the header; JSONL: lines).
