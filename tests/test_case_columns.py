@@ -189,3 +189,20 @@ def test_column_aggregation_by_hand() -> None:
     assert agg.strata["exam"]["step2"]["accuracy"] == pytest.approx(1 / 2)
     assert agg.strata["exam"]["(missing)"]["n_unscored"] == 1
     assert math.isnan(float(agg.strata["exam"]["(missing)"]["accuracy"]))  # type: ignore[arg-type]
+
+
+def test_stored_results_read_only_what_is_asked(demo_run: tuple[str, str]) -> None:
+    url, run_id = demo_run
+    with ResultStore(url) as store:
+        every = [r.model_dump(mode="json") for r in store.load_results(run_id)]
+        lazy = open_run(store, run_id).results
+        assert len(lazy) == len(every) == 400
+        assert lazy[0].model_dump(mode="json") == every[0]
+        assert lazy[-1].model_dump(mode="json") == every[-1]
+        assert [r.model_dump(mode="json") for r in lazy[10:13]] == every[10:13]
+        assert [r.model_dump(mode="json") for r in lazy[5:50:20]] == every[5:50:20]
+        assert [r.model_dump(mode="json") for r in lazy] == every
+        with pytest.raises(IndexError):
+            lazy[400]
+        picked = lazy.by_keys([(every[7]["task_id"], every[7]["case_id"])])  # type: ignore[attr-defined]
+        assert [r.model_dump(mode="json") for r in picked.values()] == [every[7]]

@@ -53,8 +53,8 @@ def read_totals(store: ResultStore, info: RunInfo, plan: SummaryPlan | None = No
 class StoredResults(Sequence[CaseResult]):
     """A stored run's results, read from the store (in batches) each time they are iterated.
 
-    ``len`` is known without reading; indexing reads the results (a report reads only the few cases it
-    shows, with ``ResultStore.results_for``).
+    ``len`` is known without reading; an index or a slice reads only those results (by position in
+    insertion order); ``by_keys`` reads given cases (a report's samples).
     """
 
     def __init__(self, store: ResultStore, run_id: str, count: int) -> None:
@@ -73,7 +73,13 @@ class StoredResults(Sequence[CaseResult]):
     @overload
     def __getitem__(self, index: slice) -> Sequence[CaseResult]: ...
     def __getitem__(self, index: int | slice) -> CaseResult | Sequence[CaseResult]:
-        return list(self)[index]
+        if isinstance(index, slice):
+            positions = range(self._count)[index]
+            if positions.step == 1:  # one range query, not every result
+                return self._store.results_slice(self._run_id, positions.start, positions.stop)
+            return [self[i] for i in positions]
+        position = range(self._count)[index]  # IndexError as a list gives it
+        return self._store.results_slice(self._run_id, position, position + 1)[0]
 
     def by_keys(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], CaseResult]:
         """The results of the given ``(task_id, case_id)`` keys, read alone."""

@@ -355,6 +355,14 @@ class ResultStore:
                     found[(result.task_id, result.case_id)] = result
         return found
 
+    def results_slice(self, run_id: str, start: int, stop: int) -> list[CaseResult]:
+        """The stored results at positions ``start`` to ``stop`` (exclusive) in insertion order."""
+        raw = type_coerce(case_results.c.result, Text)
+        query = select(raw).where(case_results.c.run_id == run_id).order_by(case_results.c.id)
+        query = query.offset(start).limit(max(0, stop - start))
+        with self.engine.connect() as conn:
+            return [_case_result(row[0]) for row in conn.execute(query)]
+
     def count_results(self, run_id: str) -> int:
         query = select(func.count()).select_from(case_results).where(case_results.c.run_id == run_id)
         with self.engine.connect() as conn:
