@@ -246,9 +246,9 @@ Restricted = tuple[TaskAggregate, TaskColumns, TaskAggregate, TaskColumns]
 
 
 def _aggregate(ra: RunResult, rb: RunResult) -> Restricted:
-    keep = set(columns_of_run(ra)[TASK].case_ids) & set(columns_of_run(rb)[TASK].case_ids)
-    agg_a, cols_a = releases._restricted(ra, TASK, keep)  # the phase compare_runs runs
-    agg_b, cols_b = releases._restricted(rb, TASK, keep)
+    rows_a, rows_b, _, _ = releases.common_rows(columns_of_run(ra)[TASK], columns_of_run(rb)[TASK])
+    agg_a, cols_a = releases._restricted(ra, TASK, rows_a)  # the phase compare_runs runs
+    agg_b, cols_b = releases._restricted(rb, TASK, rows_b)
     return agg_a, cols_a, agg_b, cols_b
 
 

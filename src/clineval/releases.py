@@ -9,6 +9,7 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 
 from clineval.analysis import gate_statistical as _stat
 from clineval.analysis.compare import compare_columns, gc_paused
@@ -26,6 +27,7 @@ from clineval.core.columns import TaskColumns
 from clineval.core.comparison import RunComparison
 from clineval.core.errors import RunNotFoundError, UserInputError
 from clineval.core.gate_view import GateDecision, GateDecisionRow
+from clineval.core.id_index import HashIndex
 from clineval.metrics.aggregate import aggregate_columns
 from clineval.store import ResultStore
 from clineval.store.baselines import DEFAULT_TENANT, Baseline, BaselineStore
@@ -61,13 +63,29 @@ def _paired_tasks(a: RunResult, b: RunResult) -> list[tuple[str, str]]:
     )
 
 
-def _restricted(run: RunResult, task_id: str, keep: set[str]) -> tuple[TaskAggregate, TaskColumns]:
+def _restricted(
+    run: RunResult, task_id: str, rows: NDArray[np.intp] | None
+) -> tuple[TaskAggregate, TaskColumns]:
+    """The task's aggregate over the cases at ``rows`` of its columns (None: all of them)."""
     columns = columns_of_run(run)[task_id]
-    if len(keep) != len(columns):
-        rows = np.fromiter((i for i, c in enumerate(columns.case_ids) if c in keep), dtype=np.intp)
+    if rows is not None:
         columns = columns.take(rows)
     task = next(t for t in run.info.suite.tasks if t.id == task_id)
     return aggregate_columns(columns, scorers_for(run.info.suite)[task_id], task.stratify), columns
+
+
+def common_rows(
+    a: TaskColumns, b: TaskColumns
+) -> tuple[NDArray[np.intp] | None, NDArray[np.intp] | None, int, int]:
+    """``(rows of a, rows of b, only in a, only in b)``: the positions of the cases both hold (None: all
+    of that side's cases), matched by case id through a hash index (no set of a million strings)."""
+    index_a, index_b = HashIndex(a.case_ids), HashIndex(b.case_ids)
+    in_b = np.fromiter((c in index_b for c in a.case_ids), dtype=bool, count=len(a))
+    in_a = np.fromiter((c in index_a for c in b.case_ids), dtype=bool, count=len(b))
+    only_a, only_b = int((~in_b).sum()), int((~in_a).sum())
+    rows_a = np.flatnonzero(in_b).astype(np.intp) if only_a else None
+    rows_b = np.flatnonzero(in_a).astype(np.intp) if only_b else None
+    return rows_a, rows_b, only_a, only_b
 
 
 def compare_runs(store_url: str, run_a: str, run_b: str, *, intersection: bool = False) -> RunComparison:
@@ -84,17 +102,15 @@ def _compare_runs(store_url: str, run_a: str, run_b: str, intersection: bool) ->
         a, b = (open_run(store, store.get_run(r).run_id) for r in (run_a, run_b))
         tasks = []
         for task_a, task_b in _paired_tasks(a, b):
-            ids_a, ids_b = set(columns_of_run(a)[task_a].case_ids), set(columns_of_run(b)[task_b].case_ids)
-            if ids_a != ids_b and not intersection:
+            rows_a, rows_b, only_a, only_b = common_rows(columns_of_run(a)[task_a], columns_of_run(b)[task_b])
+            if (only_a or only_b) and not intersection:
                 raise UserInputError(
-                    f"task {task_a}: the runs scored different cases ({len(ids_a - ids_b)} only in "
-                    f"{a.run_id[:12]}, {len(ids_b - ids_a)} only in {b.run_id[:12]})",
+                    f"task {task_a}: the runs scored different cases ({only_a} only in "
+                    f"{a.run_id[:12]}, {only_b} only in {b.run_id[:12]})",
                     hint="compare runs made with the same --limit/--seed, or pass --intersection",
                 )
-            keep = ids_a & ids_b
-            del ids_a, ids_b
-            agg_a, cols_a = _restricted(a, task_a, keep)
-            agg_b, cols_b = _restricted(b, task_b, keep)
+            agg_a, cols_a = _restricted(a, task_a, rows_a)
+            agg_b, cols_b = _restricted(b, task_b, rows_b)
             tasks.append(compare_columns(task_a, agg_a, agg_b, cols_a, cols_b))
     finally:
         store.close()

@@ -31,6 +31,7 @@ from clineval.analysis.paired import (
 from clineval.core import CaseResult, MetricValue, TaskAggregate
 from clineval.core.columns import TaskColumns, columns_of
 from clineval.core.comparison import CaseChange, McNemar, MetricDelta, PairedTest, TaskComparison
+from clineval.core.id_index import HashIndex
 from clineval.metrics import MISSING_STRATUM
 
 __all__ = [
@@ -212,8 +213,8 @@ def compare_columns(
 ) -> TaskComparison:
     """:func:`compare_task` on the columns of both runs (the same case ids, in any order); changed cases
     carry the metadata the columns kept (the stratification keys and ``split``)."""
-    position_b = {case_id: i for i, case_id in enumerate(cols_b.case_ids)}
-    order_b = np.fromiter((position_b[c] for c in cols_a.case_ids), dtype=np.intp, count=len(cols_a))
+    index_b = HashIndex(cols_b.case_ids)
+    order_b = np.fromiter((index_b.position(c) for c in cols_a.case_ids), dtype=np.intp, count=len(cols_a))
     order_a = np.arange(len(cols_a), dtype=np.intp)
     comparison = TaskComparison(task_id, len(cols_a), metric_deltas(agg_a.scores, agg_b.scores))
     for key, by_value in agg_a.strata.items():

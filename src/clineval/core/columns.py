@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from clineval.core.id_index import CompactIds
 from clineval.core.score import CaseResult, Score
 
 SUMMARY_VERSION = 1
@@ -73,7 +74,7 @@ class TaskColumns:
     task's cases), as aggregation skips a case without that scorer's score.
     """
 
-    case_ids: list[str]
+    case_ids: CompactIds
     failed: NDArray[np.bool_]
     error_kinds: NDArray[np.object_]
     scores: dict[str, ScoreColumn]
@@ -95,7 +96,7 @@ class TaskColumns:
             scores[name] = column.take(inside)
             kept_rows[name] = new_index[self.rows[name][inside]].astype(np.intp)
         return TaskColumns(
-            case_ids=[self.case_ids[i] for i in rows.tolist()],
+            case_ids=self.case_ids.take(rows.tolist()),
             failed=self.failed[rows],
             error_kinds=self.error_kinds[rows],
             scores=scores,
@@ -128,7 +129,7 @@ Fold = Callable[[str, str, Mapping[str, Any]], None]  # (task_id, case_id, summa
 class _TaskBuilder:
     def __init__(self, keys: Sequence[str]) -> None:
         self.keys = tuple(keys)
-        self.case_ids: list[str] = []
+        self.case_ids = CompactIds()  # ~15 bytes a case, not a ~55-byte str
         self.failed = array("b")
         self.error_kinds: list[str | None] = []
         self.values: dict[str, array[float]] = {}

@@ -87,6 +87,13 @@ class HashIndex:
                 return position
         return None
 
+    def position(self, key: str) -> int:
+        """The position of ``key``; a KeyError naming it when it is not there."""
+        found = self.get(key)
+        if found is None:
+            raise KeyError(key)
+        return found
+
     def __contains__(self, key: str) -> bool:
         return self.get(key) is not None
 
