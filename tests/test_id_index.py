@@ -35,3 +35,15 @@ def test_lookups_and_the_first_duplicate(monkeypatch: pytest.MonkeyPatch, collid
     dup = HashIndex(CompactIds(["a", "b", "c", "d", "b", "a", "b"]))
     assert dup.first_duplicate() == (1, 4)
     assert dup.get("b") == 1
+
+
+@pytest.mark.parametrize("collide", [False, True])
+def test_positions_of_many_keys_at_once(monkeypatch: pytest.MonkeyPatch, collide: bool) -> None:
+    if collide:
+        monkeypatch.setattr(id_index, "_hash", lambda text: len(text) % 2)  # two hashes for all ids
+    index = HashIndex(CompactIds(IDS))
+    keys = [*reversed(IDS), "missing", "0007"]
+    expected = [IDS.index(k) if k in IDS else -1 for k in keys]
+    assert index.positions(keys).tolist() == expected
+    assert index.positions([]).tolist() == []
+    assert HashIndex(CompactIds()).positions(["a"]).tolist() == [-1]

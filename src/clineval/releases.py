@@ -79,9 +79,8 @@ def common_rows(
 ) -> tuple[NDArray[np.intp] | None, NDArray[np.intp] | None, int, int]:
     """``(rows of a, rows of b, only in a, only in b)``: the positions of the cases both hold (None: all
     of that side's cases), matched by case id through a hash index (no set of a million strings)."""
-    index_a, index_b = HashIndex(a.case_ids), HashIndex(b.case_ids)
-    in_b = np.fromiter((c in index_b for c in a.case_ids), dtype=bool, count=len(a))
-    in_a = np.fromiter((c in index_a for c in b.case_ids), dtype=bool, count=len(b))
+    in_b = HashIndex(b.case_ids).positions(a.case_ids) >= 0
+    in_a = HashIndex(a.case_ids).positions(b.case_ids) >= 0
     only_a, only_b = int((~in_b).sum()), int((~in_a).sum())
     rows_a = np.flatnonzero(in_b).astype(np.intp) if only_a else None
     rows_b = np.flatnonzero(in_a).astype(np.intp) if only_b else None

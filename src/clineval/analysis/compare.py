@@ -213,8 +213,10 @@ def compare_columns(
 ) -> TaskComparison:
     """:func:`compare_task` on the columns of both runs (the same case ids, in any order); changed cases
     carry the metadata the columns kept (the stratification keys and ``split``)."""
-    index_b = HashIndex(cols_b.case_ids)
-    order_b = np.fromiter((index_b.position(c) for c in cols_a.case_ids), dtype=np.intp, count=len(cols_a))
+    order_b = HashIndex(cols_b.case_ids).positions(cols_a.case_ids)
+    if (order_b < 0).any():
+        missing = cols_a.case_ids[int(np.flatnonzero(order_b < 0)[0])]
+        raise ValueError(f"case {missing!r} is not in both runs' columns (restrict them first)")
     order_a = np.arange(len(cols_a), dtype=np.intp)
     comparison = TaskComparison(task_id, len(cols_a), metric_deltas(agg_a.scores, agg_b.scores))
     for key, by_value in agg_a.strata.items():

@@ -87,6 +87,27 @@ class HashIndex:
                 return position
         return None
 
+    def positions(self, keys: Sequence[str]) -> NDArray[np.intp]:
+        """The position of each of ``keys`` (-1 where absent): the hashes are looked up all at once, each
+        hit then confirmed against the id (a million keys in ~1 s, not ~2 µs a key)."""
+        found = np.full(len(keys), -1, dtype=np.intp)
+        if not len(self._sorted) or not len(keys):
+            return found
+        hashes = _hashes(keys)
+        last = len(self._sorted) - 1
+        lo = np.minimum(np.searchsorted(self._sorted, hashes), last)
+        hit = self._sorted[lo] == hashes
+        shared = hit & (lo < last) & (self._sorted[np.minimum(lo + 1, last)] == hashes)
+        ids, unique = self._ids, (hit & ~shared).tolist()
+        confirmed = [
+            c if ok and ids[c] == key else -1
+            for ok, c, key in zip(unique, self._order[lo].tolist(), keys, strict=True)
+        ]
+        found[:] = confirmed
+        for i in np.flatnonzero(shared).tolist():  # several ids with this hash: the slow, exact path
+            found[i] = -1 if (position := self.get(keys[i])) is None else position
+        return found
+
     def position(self, key: str) -> int:
         """The position of ``key``; a KeyError naming it when it is not there."""
         found = self.get(key)
