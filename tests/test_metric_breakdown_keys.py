@@ -24,7 +24,7 @@ from clineval.core.columns import ScoreColumn, kept_breakdown_keys
 from clineval.core.protocols import Metric
 from clineval.core.score import Score
 from clineval.metrics.aggregate import compute_metric
-from clineval.metrics.breakdown import BreakdownRate, score_column
+from clineval.metrics.breakdown import BreakdownRate
 from clineval.metrics.ddx import CLASS_KEYS, ClassTotals, MacroMean, MicroRatio, WhenRecorded
 from clineval.metrics.retrieval import MeasureMeans
 from clineval.scoring.guidelines import RuleAdherenceRates
@@ -234,7 +234,7 @@ def test_column_method_equals_compute(metric: Metric, scores: list[Score]) -> No
     assert keys is not None
     assert callable(getattr(metric, "compute_column", None))
     expected = metric.compute(scores)
-    assert _same(expected, compute_metric(metric, score_column(scores)))
+    assert _same(expected, compute_metric(metric, ScoreColumn.from_scores(scores)))
     assert _same(expected, compute_metric(metric, _stored_column(scores, keys)))
     empty = metric.compute([])
     assert _same(empty, compute_metric(metric, _stored_column([], keys)))
@@ -261,7 +261,7 @@ def test_when_recorded_declares_its_key_and_the_inner_keys() -> None:
     assert wrapped.breakdown_keys is None  # so the scorer keeps whole breakdowns
     assert kept_breakdown_keys([ClassTotals(), wrapped]) is None
     scores = _scores(JUDGED_ROWS)
-    assert _same(wrapped.compute(scores), compute_metric(wrapped, score_column(scores)))
+    assert _same(wrapped.compute(scores), compute_metric(wrapped, ScoreColumn.from_scores(scores)))
     assert wrapped.compute(scores)["n_keys"] == sum(len(s.breakdown) for s in scores)
 
 

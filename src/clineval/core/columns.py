@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import sys
 from array import array
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,6 +57,28 @@ class ScoreColumn:
     def breakdown(self, index: int) -> Mapping[str, Any]:
         found = None if self.breakdowns is None else self.breakdowns[index]
         return found if found is not None else _NO_BREAKDOWN
+
+    @classmethod
+    def from_scores(cls, scores: Sequence[Score], *, breakdowns: bool = True) -> ScoreColumn:
+        """Scores as a column (each metric has one implementation, on columns; ``compute(scores)`` goes
+        through this). ``breakdowns=False`` for metrics that read only values and labels."""
+        labels = np.empty(len(scores), dtype=object)
+        labels[:] = [s.label for s in scores]
+        values = np.fromiter((s.value for s in scores), dtype=np.float64, count=len(scores))
+        if not breakdowns:
+            return cls(values, labels)
+        kept = np.empty(len(scores), dtype=object)
+        kept[:] = [s.breakdown for s in scores]
+        return cls(values, labels, kept)
+
+    def iter_breakdowns(self) -> Iterator[Mapping[str, Any]]:
+        """The breakdown of each case in order (empty where none was kept)."""
+        if self.breakdowns is None:
+            for _ in range(len(self)):
+                yield _NO_BREAKDOWN
+            return
+        for found in self.breakdowns.tolist():
+            yield _NO_BREAKDOWN if found is None else found
 
     def scores(self) -> list[Score]:
         """The column as Score objects (no explanation): for metrics without a column method."""

@@ -58,7 +58,7 @@ class Accuracy:
     breakdown_keys: tuple[str, ...] = ()
 
     def compute(self, scores: Sequence[Score]) -> dict[str, MetricValue]:
-        return self.compute_column(_column(scores))
+        return self.compute_column(ScoreColumn.from_scores(scores, breakdowns=False))
 
     def compute_column(self, column: ScoreColumn) -> dict[str, MetricValue]:
         values = column.values[column.scorable()]
@@ -91,7 +91,7 @@ class LabelRate:
         self.name = name or f"{label}_rate"
 
     def compute(self, scores: Sequence[Score]) -> dict[str, MetricValue]:
-        return self.compute_column(_column(scores))
+        return self.compute_column(ScoreColumn.from_scores(scores, breakdowns=False))
 
     def compute_column(self, column: ScoreColumn) -> dict[str, MetricValue]:
         labels = column.labels[column.scorable()]
@@ -132,7 +132,7 @@ class MacroF1:
         self.breakdown_keys = (gold_key, pred_key)
 
     def compute(self, scores: Sequence[Score]) -> dict[str, MetricValue]:
-        return self.compute_column(_column(scores, breakdowns=True))
+        return self.compute_column(ScoreColumn.from_scores(scores))
 
     def compute_column(self, column: ScoreColumn) -> dict[str, MetricValue]:
         pairs: list[tuple[str, object]] = []
@@ -151,15 +151,3 @@ class MacroF1:
             fn = sum(1 for g, p in pairs if g == c and p != c)
             f1s.append(2 * tp / (2 * tp + fp + fn))
         return {self.name: math.fsum(f1s) / len(f1s)}
-
-
-def _column(scores: Sequence[Score], *, breakdowns: bool = False) -> ScoreColumn:
-    """Scores as a column (the one implementation of each metric works on columns)."""
-    labels = np.empty(len(scores), dtype=object)
-    labels[:] = [s.label for s in scores]
-    values = np.fromiter((s.value for s in scores), dtype=np.float64, count=len(scores))
-    if not breakdowns:
-        return ScoreColumn(values, labels)
-    kept = np.empty(len(scores), dtype=object)
-    kept[:] = [s.breakdown for s in scores]
-    return ScoreColumn(values, labels, kept)

@@ -17,7 +17,6 @@ from clineval.core.protocols import Metric
 from clineval.core.run import MetricValue
 from clineval.core.score import Score
 from clineval.metrics.aggregate import compute_metric
-from clineval.metrics.breakdown import breakdowns, score_column
 from clineval.metrics.intervals import bootstrap_interval
 
 MACRO_KEYS = (
@@ -58,10 +57,10 @@ class MacroMean:
         self.breakdown_keys: tuple[str, ...] = (key,)
 
     def compute(self, scores: Sequence[Score]) -> dict[str, MetricValue]:
-        return self.compute_column(score_column(scores))
+        return self.compute_column(ScoreColumn.from_scores(scores))
 
     def compute_column(self, column: ScoreColumn) -> dict[str, MetricValue]:
-        values = [v for b in breakdowns(column) if (v := _finite(b.get(self.key))) is not None]
+        values = [v for b in column.iter_breakdowns() if (v := _finite(b.get(self.key))) is not None]
         if not values:
             return {self.name: math.nan, f"{self.name}_ci": [math.nan, math.nan]}
         lo, hi = bootstrap_interval(
@@ -81,11 +80,11 @@ class MicroRatio:
         self.breakdown_keys: tuple[str, ...] = tuple(dict.fromkeys((*self.num, *self.den)))
 
     def compute(self, scores: Sequence[Score]) -> dict[str, MetricValue]:
-        return self.compute_column(score_column(scores))
+        return self.compute_column(ScoreColumn.from_scores(scores))
 
     def compute_column(self, column: ScoreColumn) -> dict[str, MetricValue]:
         num = den = 0.0
-        for breakdown in breakdowns(column):
+        for breakdown in column.iter_breakdowns():
             got = [_finite(breakdown.get(k)) for k in (*self.num, *self.den)]
             if any(v is None for v in got):
                 continue
@@ -102,11 +101,11 @@ class ClassTotals:
     breakdown_keys: tuple[str, ...] = CLASS_KEYS
 
     def compute(self, scores: Sequence[Score]) -> dict[str, MetricValue]:
-        return self.compute_column(score_column(scores))
+        return self.compute_column(ScoreColumn.from_scores(scores))
 
     def compute_column(self, column: ScoreColumn) -> dict[str, MetricValue]:
         out: dict[str, MetricValue] = {}
-        kept = list(breakdowns(column))
+        kept = list(column.iter_breakdowns())
         for cls in CLASS_KEYS:
             total = sum(int(v) for b in kept if (v := _finite(b.get(cls))) is not None)
             out[f"{cls.lower().replace('-', '_')}_total"] = total
@@ -131,10 +130,10 @@ class WhenRecorded:
         )
 
     def compute(self, scores: Sequence[Score]) -> dict[str, MetricValue]:
-        return self.compute_column(score_column(scores))
+        return self.compute_column(ScoreColumn.from_scores(scores))
 
     def compute_column(self, column: ScoreColumn) -> dict[str, MetricValue]:
-        if not any(self.key in b for b in breakdowns(column)):
+        if not any(self.key in b for b in column.iter_breakdowns()):
             return {}
         out: dict[str, MetricValue] = {}
         for metric in self.metrics:

@@ -13,7 +13,6 @@ from collections.abc import Mapping, Sequence
 from clineval.core.columns import ScoreColumn
 from clineval.core.run import MetricValue
 from clineval.core.score import Score
-from clineval.metrics.breakdown import breakdowns, score_column
 
 
 class MeasureMeans:
@@ -33,11 +32,11 @@ class MeasureMeans:
         self.breakdown_keys: tuple[str, ...] = (field,)
 
     def compute(self, scores: Sequence[Score]) -> dict[str, MetricValue]:
-        return self.compute_column(score_column(scores))
+        return self.compute_column(ScoreColumn.from_scores(scores))
 
     def compute_column(self, column: ScoreColumn) -> dict[str, MetricValue]:
         values: dict[str, list[float]] = {}
-        for breakdown in breakdowns(column):
+        for breakdown in column.iter_breakdowns():
             measures = breakdown.get(self.field)
             if not isinstance(measures, Mapping):
                 continue

@@ -35,7 +35,6 @@ from clineval.core import Metric, MetricValue, Score, ScoringContext, SystemOutp
 from clineval.core.columns import ScoreColumn
 from clineval.core.errors import SuiteError
 from clineval.metrics.basic import Accuracy
-from clineval.metrics.breakdown import breakdowns, score_column
 from clineval.scoring.rule_engine import RuleSet, evaluate_rules, load_rules
 
 
@@ -69,11 +68,11 @@ class RuleAdherenceRates:
         self.name = name
 
     def compute(self, scores: Sequence[Score]) -> dict[str, MetricValue]:
-        return self.compute_column(score_column(scores))
+        return self.compute_column(ScoreColumn.from_scores(scores))
 
     def compute_column(self, column: ScoreColumn) -> dict[str, MetricValue]:
         counts = {rid: [0, 0] for rid in self.rule_ids}
-        for breakdown in breakdowns(column):
+        for breakdown in column.iter_breakdowns():
             for row in breakdown.get("rules", []):
                 rid = row.get("rule_id")
                 if rid in counts and row.get("applicable") is True:

@@ -41,7 +41,7 @@ from clineval.core.protocols import Metric, ScoringContext
 from clineval.core.run import MetricValue
 from clineval.core.score import Score
 from clineval.core.specs import canonical_json
-from clineval.metrics.breakdown import BreakdownRate, breakdowns, score_column
+from clineval.metrics.breakdown import BreakdownRate
 from clineval.metrics.intervals import bootstrap_interval
 from clineval.scoring.injection import INJECTION_PATTERNS, injection_hits, injection_matches
 
@@ -127,10 +127,12 @@ class GradeMean:
         self.dimension, self.seed, self.name = dimension, seed, f"judge_{dimension}"
 
     def compute(self, scores: Sequence[Score]) -> dict[str, MetricValue]:
-        return self.compute_column(score_column(scores))
+        return self.compute_column(ScoreColumn.from_scores(scores))
 
     def compute_column(self, column: ScoreColumn) -> dict[str, MetricValue]:
-        grades = [float(g) for b in breakdowns(column) if (g := (b.get("grades") or {}).get(self.dimension))]
+        grades = [
+            float(g) for b in column.iter_breakdowns() if (g := (b.get("grades") or {}).get(self.dimension))
+        ]
         if not grades:
             return {self.name: math.nan, f"{self.name}_ci": [math.nan, math.nan]}
         lo, hi = bootstrap_interval(grades, seed=self.seed)
@@ -146,10 +148,10 @@ class SampleStats:
     breakdown_keys: tuple[str, ...] = ("dimensions",)
 
     def compute(self, scores: Sequence[Score]) -> dict[str, MetricValue]:
-        return self.compute_column(score_column(scores))
+        return self.compute_column(ScoreColumn.from_scores(scores))
 
     def compute_column(self, column: ScoreColumn) -> dict[str, MetricValue]:
-        dims = [d for b in breakdowns(column) for d in (b.get("dimensions") or {}).values()]
+        dims = [d for b in column.iter_breakdowns() for d in (b.get("dimensions") or {}).values()]
         valid = sum(len(d["samples"]) - d["errors"] for d in dims)
         asked = sum(len(d["samples"]) for d in dims)
         variances = [d["variance"] for d in dims if d["variance"] is not None]

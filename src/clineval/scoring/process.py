@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from clineval.core import Metric, MetricValue, Score, ScoringContext, TranscriptTurn
 from clineval.core.columns import ScoreColumn
 from clineval.metrics.basic import Count
-from clineval.metrics.breakdown import BreakdownRate, breakdowns, score_column
+from clineval.metrics.breakdown import BreakdownRate
 from clineval.scoring.consensus import consensus
 from clineval.scoring.credibility import CredibilityScheme, credibility_scores
 from clineval.scoring.process_text import count_present, normalize_diagnosis, turn_differential
@@ -116,10 +116,10 @@ class BreakdownMean:
         self.breakdown_keys: tuple[str, ...] = (key,)
 
     def compute(self, scores: Sequence[Score]) -> dict[str, MetricValue]:
-        return self.compute_column(score_column(scores))
+        return self.compute_column(ScoreColumn.from_scores(scores))
 
     def compute_column(self, column: ScoreColumn) -> dict[str, MetricValue]:
-        values = [float(v) for b in breakdowns(column) if isinstance(v := b.get(self.key), int | float)]
+        values = [float(v) for b in column.iter_breakdowns() if isinstance(v := b.get(self.key), int | float)]
         values = [v for v in values if not math.isnan(v)]
         return {self.name: math.fsum(values) / len(values) if values else math.nan}
 

@@ -51,7 +51,6 @@ from clineval.core.run import MetricValue
 from clineval.core.score import Score
 from clineval.core.specs import canonical_json
 from clineval.metrics.basic import LabelRate
-from clineval.metrics.breakdown import breakdowns, score_column
 from clineval.metrics.intervals import bootstrap_interval
 from clineval.scoring.injection import injection_hits
 from clineval.scoring.judge_dimensions import response_text
@@ -140,7 +139,7 @@ class RubricMean:
         self.seed, self.n_resamples = seed, n_resamples
 
     def compute(self, scores: Sequence[Score]) -> dict[str, MetricValue]:
-        return self.compute_column(score_column(scores))
+        return self.compute_column(ScoreColumn.from_scores(scores))
 
     def compute_column(self, column: ScoreColumn) -> dict[str, MetricValue]:
         scored = column.scorable()
@@ -155,7 +154,7 @@ class RubricMean:
             f"{self.name}_unclipped": mean,
         }
         by_tag: dict[str, list[float]] = {}
-        for breakdown in breakdowns(column):
+        for breakdown in column.iter_breakdowns():
             for tag, value in (breakdown.get("tag_scores") or {}).items():
                 by_tag.setdefault(tag, []).append(float(value))
         for tag in sorted(by_tag):

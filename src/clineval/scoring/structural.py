@@ -29,7 +29,6 @@ from clineval.guard import GuardConfig, parse
 from clineval.guard.checks import CHECKS, escalation_text, schema_check
 from clineval.guard.config import TOTAL, CheckResult
 from clineval.metrics.basic import Accuracy
-from clineval.metrics.breakdown import breakdowns, score_column
 from clineval.text.matching import fuzzy_match
 
 
@@ -169,7 +168,7 @@ class _Count:
         self.name = name
 
     def compute(self, scores: Sequence[Score]) -> dict[str, MetricValue]:
-        return self.compute_column(score_column(scores))
+        return self.compute_column(ScoreColumn.from_scores(scores))
 
     def compute_column(self, column: ScoreColumn) -> dict[str, MetricValue]:
         return {self.name: int(column.scorable().sum())}
@@ -184,11 +183,11 @@ class LatencyPercentiles:
     breakdown_keys: tuple[str, ...] = ("latency_s",)
 
     def compute(self, scores: Sequence[Score]) -> dict[str, MetricValue]:
-        return self.compute_column(score_column(scores))
+        return self.compute_column(ScoreColumn.from_scores(scores))
 
     def compute_column(self, column: ScoreColumn) -> dict[str, MetricValue]:
         per_stage: dict[str, list[float]] = {}
-        for breakdown in breakdowns(column):
+        for breakdown in column.iter_breakdowns():
             for stage, seconds in (breakdown.get("latency_s") or {}).items():
                 if isinstance(seconds, int | float) and math.isfinite(seconds):
                     per_stage.setdefault(str(stage), []).append(float(seconds))
