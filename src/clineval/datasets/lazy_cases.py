@@ -18,7 +18,7 @@ from typing import Any, BinaryIO, overload
 from clineval.core import Case
 from clineval.core.errors import DataFileError
 from clineval.core.id_index import CompactIds, HashIndex
-from clineval.core.lines import parse_json_line, read_line_at, stream_lines
+from clineval.core.lines import READ_BUFFER, parse_json_line, read_line_at, stream_lines
 
 MakeCase = Callable[[dict[str, Any], int], Case]
 
@@ -82,7 +82,7 @@ class JsonlCases(Sequence[Case]):
         return case
 
     def __iter__(self) -> Iterator[Case]:
-        with self.path.open("rb") as handle:
+        with self.path.open("rb", buffering=READ_BUFFER) as handle:
             for index in range(len(self.ids)):
                 yield self._read(handle, index)
 
@@ -93,7 +93,7 @@ class JsonlCases(Sequence[Case]):
     def __getitem__(self, index: int | slice) -> Case | JsonlCases:
         if isinstance(index, slice):
             return self.subset(range(len(self.ids))[index])
-        with self.path.open("rb") as handle:
+        with self.path.open("rb", buffering=READ_BUFFER) as handle:
             return self._read(handle, range(len(self.ids))[index])
 
     def subset(self, positions: Iterable[int]) -> JsonlCases:

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict
 from clineval.core.case import Case
 from clineval.core.errors import DataFileError
 from clineval.core.id_index import CompactIds, HashIndex
-from clineval.core.lines import file_lines, read_line_at, stream_lines
+from clineval.core.lines import READ_BUFFER, file_lines, read_line_at, stream_lines
 from clineval.core.output import SystemOutput
 from clineval.core.specs import ComponentSpec
 from clineval.systems._outputs import OutputFormat, error_from_value, output_from_value, usage_from_value
@@ -272,7 +272,7 @@ class PredictionsSystem(ReplaySystem):
     def _open(self, number: int) -> BinaryIO:
         if self._handle is None:
             try:
-                handle = open(self.path, "rb")  # noqa: SIM115  # kept open until close() (or collection)
+                handle = open(self.path, "rb", buffering=READ_BUFFER)  # noqa: SIM115  # kept open until close() (or collection)
             except OSError as exc:
                 raise self._changed(number, f"cannot open it again ({exc.strerror})") from None
             weakref.finalize(self, handle.close)
