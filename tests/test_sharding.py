@@ -9,16 +9,16 @@ import subprocess
 import sys
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from clineval import api
 from clineval.config import load_suite
-from clineval.core import RunResult, UserInputError
+from clineval.core import UserInputError
 from clineval.sharded import shard_suite
 from clineval.store import ResultStore
 from clineval.store.shards import parse_shard, shard_of, shard_run_id
+from clineval.testing import case_records
 
 DEMO = Path(str(resources.files("clineval.demo") / "suite.yaml"))
 CLINEVAL = [sys.executable, "-m", "clineval"]
@@ -42,18 +42,6 @@ def _run_shards(url: str, run_id: str, shards: list[int], n: int, cwd: Path) -> 
     for proc in procs:
         _out, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err
-
-
-def _cases(run: RunResult) -> dict[tuple[str, str], dict[str, Any]]:
-    return {
-        (r.task_id, r.case_id): {
-            "scores": {name: s.model_dump(mode="json") for name, s in r.scores.items()},
-            "failed": r.failed,
-            "reference": r.reference,
-            "metadata": r.metadata,
-        }
-        for r in run.results
-    }
 
 
 def test_partition_is_deterministic_and_covers_every_case_once() -> None:
@@ -91,7 +79,7 @@ def test_four_shard_processes_equal_an_unsharded_run(store_url: str, tmp_path: P
     assert sharded.info.status == "finished"  # the last shard finalized it
     assert [(r.shard, r.of, r.status) for r in rows] == [(k, 4, "complete") for k in range(4)]
     assert sum(r.cases for r in rows) == len(whole.results) == 400
-    assert _cases(sharded) == _cases(whole)
+    assert case_records(sharded) == case_records(whole)
     assert sharded.overall == whole.overall
     assert {t: a.model_dump(mode="json") for t, a in sharded.aggregates.items()} == {
         t: a.model_dump(mode="json") for t, a in whole.aggregates.items()

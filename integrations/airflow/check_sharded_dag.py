@@ -16,7 +16,6 @@ import sys
 import uuid
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
@@ -24,18 +23,6 @@ from sqlalchemy.engine import make_url
 AIRFLOW_DIR = Path(__file__).resolve().parent
 DAG_ID = "clineval_sharded_suite"
 SHARDS = 4
-
-
-def _cases(run: Any) -> dict[tuple[str, str], dict[str, Any]]:
-    return {
-        (r.task_id, r.case_id): {
-            "scores": {name: s.model_dump(mode="json") for name, s in r.scores.items()},
-            "failed": r.failed,
-            "reference": r.reference,
-            "metadata": r.metadata,
-        }
-        for r in run.results
-    }
 
 
 def _check(server: str, store_url: str) -> list[str]:
@@ -65,6 +52,7 @@ def _check(server: str, store_url: str) -> list[str]:
     from clineval import api
     from clineval.store import ResultStore
     from clineval.store.shards import shard_run_id
+    from clineval.testing import case_records
 
     name = shard_run_name(DAG_ID, dagrun.run_id)
     run_id = shard_run_id(name)
@@ -81,7 +69,7 @@ def _check(server: str, store_url: str) -> list[str]:
         problems.append(f"run_shards rows {shard_rows}")
     if not 0 < len(whole.results) == sum(r.cases for r in rows):
         problems.append(f"{sum(r.cases for r in rows)} cases over the shards, {len(whole.results)} unsharded")
-    a, b = _cases(sharded), _cases(whole)
+    a, b = case_records(sharded), case_records(whole)
     if a != b:
         differ = sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
         problems.append(f"{len(differ)} cases differ, e.g. {differ[:5]}")

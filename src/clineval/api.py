@@ -34,7 +34,7 @@ from clineval.runner.engine import RunSettings, TaskStats, run_gc, run_task
 from clineval.runner.policy import CallPolicy
 from clineval.store import ResultStore
 from clineval.store.errors import write_failure_reason
-from clineval.stored_runs import PLAN_KEY, StoredResults, read_totals
+from clineval.stored_runs import PLAN_KEY, read_totals
 from clineval.stored_runs import open_run as open_stored_run
 from clineval.stored_runs import scorers_for as scorers_for  # re-exported: callers use api.scorers_for
 
@@ -115,13 +115,17 @@ def check_inputs(suite: BuiltSuite) -> None:
             raise UserInputError(f"combined_score: {err}", path=suite.spec.source) from None
 
 
-def _check_resumable(info: RunInfo, suite: BuiltSuite) -> None:
+RESUME_SAME_SUITE = "resume with the suite file and data of the original run, or start a new run"
+
+
+def check_same_suite(info: RunInfo, suite: BuiltSuite, hint: str) -> None:
+    """A stored run is continued (``--resume``, another shard) only from the suite it was made from."""
     if info.suite.spec_hash != suite.spec.spec_hash:
         raise UserInputError(
             f"run {info.run_id} was made from a different suite (its datasets, systems, scorers, limit "
             "or seed differ from this suite file now)",
             path=suite.spec.source,
-            hint="resume with the suite file and data of the original run, or start a new run",
+            hint=hint,
         )
 
 
@@ -159,7 +163,9 @@ def run_suite(
             previous = store.get_run(request.resume)
             _check_resume_options(previous, request)
             suite = load_suite(request.suite_path, limit=previous.suite.limit, seed=previous.suite.seed)
-            _check_resumable(previous, suite)
+            check_same_suite(
+                previous, suite, "resume with the suite file and data of the original run, or start a new run"
+            )
             check_inputs(suite)
             run_id = store.claim_run(previous.run_id).run_id  # refused while its process is alive
             done = store.finished_keys(run_id)
@@ -341,8 +347,7 @@ def finalize_run(
     store.finish_run(info.run_id, aggregates, overall, status=status)
     if extra:
         store.update_provenance(info.run_id, extra)
-    run = store.load_run(info.run_id, results=())
-    run = run.model_copy(update={"results": StoredResults(store, info.run_id, n_stored), "columns": columns})
+    run = open_stored_run(store, info.run_id, columns)
     record_metrics(store, run)
     return run
 

@@ -56,13 +56,8 @@ def shard_suite(suite: BuiltSuite, shard: int, of: int) -> BuiltSuite:
 
 
 def _check_same_run(stored: RunInfo, suite: BuiltSuite, of: int) -> None:
-    if stored.suite.spec_hash != suite.spec.spec_hash:
-        raise UserInputError(
-            f"run {stored.run_id} was made from a different suite (its datasets, systems, scorers, limit or "
-            "seed differ from this suite file now)",
-            path=suite.spec.source,
-            hint="every shard of a run runs the same suite file and options; or pick a new --run-id",
-        )
+    hint = "every shard of a run runs the same suite file and options; or pick a new --run-id"
+    api.check_same_suite(stored, suite, hint)
     stored_of = stored.provenance.get("shards")
     if stored_of != of:
         shown = "is not sharded" if stored_of is None else f"has {stored_of} shards"

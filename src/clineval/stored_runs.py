@@ -89,12 +89,13 @@ class StoredResults(Sequence[CaseResult]):
         return f"StoredResults(run_id={self._run_id!r}, n={self._count})"
 
 
-def open_run(store: ResultStore, run_id: str, totals: RunTotals | None = None) -> RunResult:
-    """The run with its aggregates and columns, its results read on demand (the store must stay open while
-    they are iterated: its engine reconnects after ``close``, so a file or server store can be read later)."""
+def open_run(store: ResultStore, run_id: str, columns: dict[str, TaskColumns] | None = None) -> RunResult:
+    """The run with its stored aggregates and its columns (read from its summaries unless given), its
+    results read on demand (the store must stay open while they are iterated: its engine reconnects after
+    ``close``, so a file or server store can be read later)."""
     info = store.get_run(run_id)
-    totals = totals or read_totals(store, info)
-    columns = totals.columns()
+    if columns is None:
+        columns = read_totals(store, info).columns()
     run = store.load_run(info.run_id, results=())
     results = StoredResults(store, info.run_id, sum(len(c) for c in columns.values()))
     return run.model_copy(update={"results": results, "columns": columns})

@@ -1,4 +1,5 @@
-"""Test helpers: a scripted OpenAI-compatible server on loopback (in-process or as a subprocess).
+"""Test helpers: a scripted OpenAI-compatible server on loopback (in-process or as a subprocess), and
+what two runs of the same cases must agree on (``case_records``).
 
 ``running_server`` lives in ``clineval.testing.openai_server``, which is not imported here so that
 ``python -m clineval.testing.openai_server`` runs cleanly.
@@ -12,6 +13,7 @@ from clineval.core.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from clineval.testing.process import ServerProcess, running_server_process, start_server_process
+    from clineval.testing.runs import case_records
     from clineval.testing.script import Reply, Rule, Script, prompt_hash
 
 __all__ = [
@@ -19,6 +21,7 @@ __all__ = [
     "Rule",
     "Script",
     "ServerProcess",
+    "case_records",
     "prompt_hash",
     "running_server_process",
     "start_server_process",
@@ -28,6 +31,7 @@ __getattr__, __dir__ = lazy_exports(
     __name__,
     {
         "clineval.testing.process": ("ServerProcess", "running_server_process", "start_server_process"),
+        "clineval.testing.runs": ("case_records",),
         "clineval.testing.script": ("Reply", "Rule", "Script", "prompt_hash"),
     },
 )
