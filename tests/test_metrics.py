@@ -106,7 +106,8 @@ def test_bootstrap_is_a_percentile_interval_of_resampled_means() -> None:
 
 
 def test_bootstrap_edge_cases() -> None:
-    assert bootstrap_interval([0.5, 0.5, 0.5], seed=1) == (0.5, 0.5)
+    # no spread: never [0.5, 0.5]; u_3 = z²/(3 + z²) = 3.841459/6.841459 = 0.561497, so 0.5 -+ 0.5 u_3
+    assert bootstrap_interval([0.5, 0.5, 0.5], seed=1) == pytest.approx((0.219251, 0.780749), abs=1e-6)
     assert all(math.isnan(v) for v in bootstrap_interval([], seed=1))
     with pytest.raises(ValueError, match="finite"):
         bootstrap_interval([1.0, math.nan], seed=1)
@@ -127,7 +128,10 @@ def test_accuracy_excludes_nan_and_counts_failures_as_zero() -> None:
     assert out["accuracy"] == 0.5
     assert out["accuracy_ci"] == list(wilson_interval(2, 4))
     boot = Accuracy(ci="bootstrap", seed=5).compute(scores)
-    assert boot["accuracy_ci"] == list(bootstrap_interval([1.0, 0.0, 0.0, 1.0], seed=5))
+    # 0/1 values are a proportion: the bootstrap option gives the Wilson interval too (metrics.intervals)
+    assert boot["accuracy_ci"] == list(wilson_interval(2, 4))
+    graded = Accuracy(ci="bootstrap", seed=5).compute([s(0.5, "partial"), s(1.0, "correct"), s(0.0, "x")])
+    assert graded["accuracy_ci"] == list(bootstrap_interval([0.5, 1.0, 0.0], seed=5))
     empty = Accuracy().compute([s(math.nan, "no_reference")])
     assert math.isnan(empty["accuracy"])  # type: ignore[arg-type]
 

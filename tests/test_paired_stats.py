@@ -138,7 +138,9 @@ def test_bootstrap_ci_reproducible_contains_delta_and_matches_scipy() -> None:
     # normal-theory check: the percentile interval is close to delta +- 1.96 * sd / sqrt(n)
     se = float(np.std(b - a, ddof=0)) / math.sqrt(60)
     assert width == pytest.approx(2 * 1.96 * se, rel=0.1)
-    assert paired_bootstrap_ci([0.2], [0.7]) == pytest.approx((0.5, 0.5))
+    # one case: no spread, never (0.5, 0.5). u_1 = z²/(1 + z²) = 3.841459/4.841459 = 0.793451; differences
+    # of [0, 1] values lie in [-1, 1]: [0.5 - 1.5 u_1, 0.5 + 0.5 u_1]
+    assert paired_bootstrap_ci([0.2], [0.7]) == pytest.approx((0.5 - 1.5 * 0.793451, 0.5 + 0.5 * 0.793451))
     narrow = paired_bootstrap_ci(a, b, seed=5, confidence=0.5)
     assert lo < narrow[0] < narrow[1] < hi
 

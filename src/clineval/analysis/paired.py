@@ -6,7 +6,9 @@ Every function takes the per-case values of run A and run B in the same case ord
 * ``paired_bootstrap_ci``: percentile interval of ``mean(b - a)`` over case resamples (Efron & Tibshirani
   1993), fixed seed, so the same data give the same interval. Few distinct differences (binary outcomes)
   draw each resample's counts, ``Multinomial(n, c_j / n)``, instead of its ``n`` indices: the same
-  distribution of resample means at ``O(k)`` instead of ``O(n)`` per resample.
+  distribution of resample means at ``O(k)`` instead of ``O(n)`` per resample. When every difference is
+  the same value (e.g. two runs that agree on every case) no resample varies: the interval is then
+  ``clineval.metrics.intervals.constant_interval`` of the differences, never ``[d, d]``.
 * ``is_binary`` / ``is_binary_values``: whether every value is 0 or 1 (pairs / two value arrays).
 * ``mcnemar_exact`` / ``mcnemar_exact_values``: exact McNemar test for binary (0/1) outcomes (McNemar 1947;
   exact binomial form, Fagerland et al. 2013), on the discordant pairs only (pairs / two value arrays).
@@ -25,6 +27,8 @@ from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
+
+from clineval.metrics.intervals import UNIT, constant_interval, observed_bounds
 
 # scipy.stats is imported inside the two tests that need it: it costs about a second at start-up, and
 # `clineval --help`, `clineval runs` and a plain run import this module through the gate.
@@ -102,13 +106,23 @@ def paired_bootstrap_ci(
     seed: int = 0,
     n_resamples: int = 10_000,
     confidence: float = 0.95,
+    bounds: tuple[float, float] = UNIT,
 ) -> tuple[float, float]:
     """Percentile bootstrap interval of ``mean(b - a)``: cases are resampled with replacement, pairs kept.
 
     Each of the ``n_resamples`` resamples draws ``n`` case indices uniformly with replacement and takes the
     mean difference; the interval is the ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles
     of those means (``numpy.quantile``, linear). Deterministic for a given seed
-    (``numpy.random.default_rng(seed)``). One case gives the degenerate interval ``(d, d)``.
+    (``numpy.random.default_rng(seed)``).
+
+    **No spread.** When all ``n`` differences equal ``c`` (every case unchanged: ``c = 0``; or one case),
+    the resamples cannot vary and the interval would be ``[c, c]``. With per-case values in ``bounds`` =
+    [L, H] (default [0, 1], widened to the observed values), a difference lies in [-(H - L), H - L], and
+    the interval is ``constant_interval(c, n, bounds=(-(H - L), H - L))``:
+    ``[c - u_n (c + H - L), c + u_n (H - L - c)]`` with ``u_n = z²/(n + z²)`` the Wilson upper bound of 0
+    events in n (the chance that a further case's difference is not ``c``). For ``c = 0`` on [0, 1]
+    values: ``[-u_n, u_n]``, e.g. ``[-0.0370, 0.0370]`` for n = 100 at 95%
+    (``clineval.metrics.intervals``; docs/gate.md).
 
     When the differences take only ``k`` distinct values ``v_1 < ... < v_k`` with ``32 k <= n`` (binary
     outcomes: ``k <= 3``, ``b - a`` in {-1, 0, 1}), a resample is drawn as its counts instead of its
@@ -130,9 +144,14 @@ def paired_bootstrap_ci(
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     if n_resamples < 1:
         raise ValueError(f"n_resamples must be positive, got {n_resamples}")
+    values, counts = _distinct(d)
+    if values.size == 1:  # no spread: the resamples cannot vary
+        xa, xb = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+        low, high = observed_bounds(float(min(xa.min(), xb.min())), float(max(xa.max(), xb.max())), bounds)
+        span = high - low
+        return constant_interval(float(values[0]), n, bounds=(-span, span), confidence=confidence)
     rng = np.random.default_rng(seed)
     means = np.empty(n_resamples, dtype=np.float64)
-    values, counts = _distinct(d)
     if _COUNTS_PER_CELL * values.size <= n:  # few distinct differences: multinomial counts
         probs = counts / float(n)
         step = max(1, _CHUNK_CELLS // values.size)

@@ -10,7 +10,12 @@ from clineval.core.lazy import lazy_exports
 if TYPE_CHECKING:
     from clineval.metrics.aggregate import MISSING_STRATUM, aggregate_task, overall_scores
     from clineval.metrics.basic import Accuracy, CiMethod, Count, LabelRate, MacroF1, scorable
-    from clineval.metrics.intervals import bootstrap_interval, wilson_interval
+    from clineval.metrics.intervals import (
+        bootstrap_interval,
+        constant_interval,
+        mean_interval,
+        wilson_interval,
+    )
 
 __all__ = [
     "MISSING_STRATUM",
@@ -21,6 +26,8 @@ __all__ = [
     "MacroF1",
     "aggregate_task",
     "bootstrap_interval",
+    "constant_interval",
+    "mean_interval",
     "overall_scores",
     "scorable",
     "wilson_interval",
@@ -31,6 +38,11 @@ __getattr__, __dir__ = lazy_exports(
     {
         "clineval.metrics.aggregate": ("MISSING_STRATUM", "aggregate_task", "overall_scores"),
         "clineval.metrics.basic": ("Accuracy", "CiMethod", "Count", "LabelRate", "MacroF1", "scorable"),
-        "clineval.metrics.intervals": ("bootstrap_interval", "wilson_interval"),
+        "clineval.metrics.intervals": (
+            "bootstrap_interval",
+            "constant_interval",
+            "mean_interval",
+            "wilson_interval",
+        ),
     },
 )

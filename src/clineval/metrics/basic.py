@@ -16,7 +16,7 @@ import numpy as np
 from clineval.core.columns import ScoreColumn
 from clineval.core.run import MetricValue
 from clineval.core.score import Score
-from clineval.metrics.intervals import bootstrap_interval, wilson_interval
+from clineval.metrics.intervals import mean_interval, wilson_interval
 
 CiMethod = Literal["wilson", "bootstrap"]
 
@@ -32,8 +32,10 @@ class Accuracy:
     Failed and unparsed cases are in the denominator with value 0 (a wrong answer and no answer both
     count against the system), as in MIRAGE (Xiong et al. 2024) and the PubMedQA evaluation script.
     ``accuracy_ci`` is the 95% (``confidence``) Wilson score interval of k = Σ value_i successes in n
-    trials (values must be 0/1), or a percentile bootstrap of the mean (``ci="bootstrap"``, any values
-    in [0, 1], seeded). With no scorable scores: ``accuracy`` NaN, ``accuracy_ci`` [NaN, NaN].
+    trials (values must be 0/1), or with ``ci="bootstrap"`` (any values in [0, 1]) the interval of a
+    bounded mean, ``clineval.metrics.intervals.mean_interval``: Wilson when every value is 0 or 1, the
+    no-spread interval when all values are equal (never [x, x]), else a seeded percentile bootstrap.
+    With no scorable scores: ``accuracy`` NaN, ``accuracy_ci`` [NaN, NaN].
     """
 
     def __init__(
@@ -71,7 +73,7 @@ class Accuracy:
                 raise ValueError(f"{self.name}: Wilson interval needs 0/1 values; use ci='bootstrap'")
             lo, hi = wilson_interval(round(total), n, self.confidence)
         else:
-            lo, hi = bootstrap_interval(
+            lo, hi = mean_interval(
                 values, seed=self.seed, n_resamples=self.n_resamples, confidence=self.confidence
             )
         return {self.name: total / n, f"{self.name}_ci": [lo, hi]}

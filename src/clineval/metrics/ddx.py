@@ -17,7 +17,7 @@ from clineval.core.protocols import Metric
 from clineval.core.run import MetricValue
 from clineval.core.score import Score
 from clineval.metrics.aggregate import compute_metric
-from clineval.metrics.intervals import bootstrap_interval
+from clineval.metrics.intervals import mean_interval
 
 MACRO_KEYS = (
     "recall",
@@ -37,8 +37,10 @@ def _finite(value: object) -> float | None:
 
 class MacroMean:
     """``<name> = (1/n) Σ_i breakdown_i[key]`` over the n cases where the value is a finite number, and
-    ``<name>_ci``: the percentile bootstrap interval of that mean (Efron & Tibshirani 1993; seeded, see
-    ``clineval.metrics.intervals``). NaN and [NaN, NaN] when no case has a value."""
+    ``<name>_ci``: the interval of that mean of [0, 1] values (``clineval.metrics.intervals.mean_interval``:
+    Wilson when every value is 0 or 1, e.g. recall with one ground-truth diagnosis per case; the no-spread
+    interval when all values are equal, e.g. an all-zero recall; else the seeded percentile bootstrap of
+    Efron & Tibshirani 1993). NaN and [NaN, NaN] when no case has a value."""
 
     def __init__(
         self,
@@ -63,7 +65,7 @@ class MacroMean:
         values = [v for b in column.iter_breakdowns() if (v := _finite(b.get(self.key))) is not None]
         if not values:
             return {self.name: math.nan, f"{self.name}_ci": [math.nan, math.nan]}
-        lo, hi = bootstrap_interval(
+        lo, hi = mean_interval(
             values, seed=self.seed, n_resamples=self.n_resamples, confidence=self.confidence
         )
         return {self.name: math.fsum(values) / len(values), f"{self.name}_ci": [lo, hi]}

@@ -135,7 +135,7 @@ class GradeMean:
         ]
         if not grades:
             return {self.name: math.nan, f"{self.name}_ci": [math.nan, math.nan]}
-        lo, hi = bootstrap_interval(grades, seed=self.seed)
+        lo, hi = bootstrap_interval(grades, seed=self.seed, bounds=(1.0, 5.0))  # grades 1-5
         return {self.name: math.fsum(grades) / len(grades), f"{self.name}_ci": [lo, hi]}
 
 
