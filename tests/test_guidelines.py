@@ -228,7 +228,7 @@ def test_every_rule_cites_a_source_and_class() -> None:
 
 def test_rules_versioned_and_hashed() -> None:
     rules = load_rules()
-    assert rules.version == "2.1.1"
+    assert rules.version == "2.2.0"
     assert rules.sha256.startswith("sha256:") and len(rules.sha256) == 71
 
 

@@ -1,11 +1,14 @@
 """The recommendation side of a guideline rule: is an action, a regimen or a forbidden action named?
 
 A recommendation is a mapping of section name -> texts (``recommended_actions``, ``when_to_escalate``).
-Each text is split into clauses (``;``, ``.``, " but "); a clause with a negation cue ("do not", "avoid",
-"hold", "contraindicated"...) names nothing. A clause names an action when it names the action or one of
-its synonyms (``rule_patient.names``, forward only, at ``threshold``) and that term is not undercut: a
-clause that also names a ``not_if_naming`` term counts only through a term that names that term too (so
-"metoprolol (beta-blocker)" is not an evidence-based beta-blocker while "metoprolol succinate" is).
+Each text is split into clauses (``;``, ``.``, " but "). A negation covers the action it is about, not
+the whole clause (``clineval.scoring.rule_negation``): "embolectomy (thrombolysis contraindicated)" names
+embolectomy and no thrombolysis, "avoid delay: give thrombolysis now" names thrombolysis. A clause names
+an action when one of its affirmed parts names the action or one of its synonyms (``rule_patient.names``,
+forward only, at ``threshold``; a synonym that itself carries a negation cue, "PCI not available", is read
+in the whole clause) and that term is not undercut: a part that also names a ``not_if_naming`` term counts
+only through a term that names that term too (so "metoprolol (beta-blocker)" is not an evidence-based
+beta-blocker while "metoprolol succinate" is).
 
 * An expected action is found when some clause of the searched sections names it; an ``any_of`` group
   when one alternative is found; a regimen (``all_of``) when every member is found (on any lines).
@@ -13,8 +16,8 @@ clause that also names a ``not_if_naming`` term counts only through a term that 
   thrombolyse written under "when to escalate" is still a recommendation to thrombolyse) and no clause of
   any section names one of its ``unless_with`` companions. A contingency clause ("if", "should", "on" ...
   with a deterioration word: "thrombolysis if haemodynamic deterioration") is not counted.
-* Clauses are cut before "without", "instead of", "rather than", "in place of": "insulin without
-  glucose" names insulin, not glucose.
+* Negation is the same for both: an action named as contraindicated, withheld, avoided or stopped is
+  never read as recommended, so it neither satisfies a required action nor violates a forbidden one.
 """
 
 from __future__ import annotations
@@ -22,8 +25,16 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from clineval.scoring.rule_model import ActionGroup, ActionSpec, ExpectedAction, ForbiddenAction, Regimen
-from clineval.scoring.rule_patient import clauses, names
+from clineval.scoring.rule_model import (
+    _CLAUSE,
+    ActionGroup,
+    ActionSpec,
+    ExpectedAction,
+    ForbiddenAction,
+    Regimen,
+)
+from clineval.scoring.rule_negation import affirmed_parts, carries_cue
+from clineval.scoring.rule_patient import names
 
 Sections = Mapping[str, Sequence[str]]
 # A contingency plan ("thrombolysis if he deteriorates") is not a recommendation to do it now.
@@ -34,13 +45,20 @@ CONTINGENCY = re.compile(
 )
 
 
-def _clause_names(clause: str, spec: ActionSpec, threshold: float) -> str | None:
-    """The term of ``spec`` that ``clause`` names without being undercut, or None."""
-    vetoes = [v for v in spec.not_if_naming if names(clause, v)]
+def _part_names(part: str, clause: str, spec: ActionSpec, threshold: float) -> str | None:
+    """The term of ``spec`` that the affirmed ``part`` of ``clause`` names without being undercut, or
+    None (a term carrying a negation cue is looked for in the whole clause)."""
+    vetoes = [v for v in spec.not_if_naming if names(part, v)]
     for term in spec.terms:
-        if names(clause, term, threshold) and all(names(term, v) for v in vetoes):
+        text = clause if carries_cue(term) else part
+        if names(text, term, threshold) and all(names(term, v) for v in vetoes):
             return term
     return None
+
+
+def clauses(text: str) -> list[str]:
+    """The clauses of a recommendation line (split at ``;``, ``.``, " but "), negation left in."""
+    return [c for c in _CLAUSE.split(text) if c.strip()]
 
 
 def find_action(
@@ -57,9 +75,10 @@ def find_action(
             for clause in clauses(text):
                 if skip is not None and skip.search(clause):
                     continue
-                term = _clause_names(clause, spec, threshold)
-                if term is not None:
-                    return {"matched_term": term, "matched_text": text[:200], "section": section}
+                for part in affirmed_parts(clause):
+                    term = _part_names(part, clause, spec, threshold)
+                    if term is not None:
+                        return {"matched_term": term, "matched_text": text[:200], "section": section}
     return None
 
 

@@ -17,8 +17,9 @@ A rule is ``condition`` + ``context`` -> ``expected_actions``. For one patient (
 Matching (``names``): ``clineval.text.matching.explain_match`` of a recommendation clause against the
 action and each synonym with ``threshold`` (default 1.0: containment or every target token), counting only
 the forward direction (the term is named in the clause; a clause that is a part of the term, "bronchodilator"
-for "long-acting bronchodilator", does not count). Clauses (split at ``;``, ``.``, " but ") that carry a
-negation cue ("avoid", "do not", "hold", "withhold", "stop", "contraindicated", "no"...) are skipped.
+for "long-acting bronchodilator", does not count). Clauses are split at ``;``, ``.``, " but "; a negation
+cue covers the action it is about, not the clause ("embolectomy (thrombolysis contraindicated)" names
+embolectomy only; ``clineval.scoring.rule_negation``).
 Conditions are matched the same way (threshold 1.0) against ``conditions``; findings against the clauses
 of ``conditions``, ``cxr``, ``findings`` and ``note`` that state a fact ("no ...", "negative", "family
 history" clauses do not), allergies against ``allergies``, events against ``events`` or "N weeks ago".
