@@ -26,7 +26,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from clineval.analysis.gate_roles import ADHERENCE, RoleChoice, direction_of, is_gate_metric
+from clineval.analysis.gate_roles import (
+    ADHERENCE,
+    RoleChoice,
+    direction_of,
+    is_gate_metric,
+    is_latency_percentile,
+)
 from clineval.core.columns import TaskColumns, columns_of
 from clineval.core.protocols import Scorer
 from clineval.core.run import MetricValue, RunResult
@@ -196,9 +202,10 @@ def _float(value: MetricValue | Any) -> float | None:
 
 
 def is_headline(key: str, value: MetricValue | Any) -> bool:
-    """A float, higher-is-better metric: not an interval, a count, or a latency percentile."""
+    """A float metric that is not an interval, a count, or a latency percentile (``latency_p50_<stage>``,
+    ``latency_p95_<stage>``: the gate-role table's families, so ``latency_pass_rate`` is a headline)."""
     short = key.rsplit(".", 1)[-1]
-    return _float(value) is not None and not short.endswith("_ci") and not short.startswith("latency_p")
+    return _float(value) is not None and not short.endswith("_ci") and not is_latency_percentile(key)
 
 
 def not_worse(baseline: float, candidate: float, direction: str) -> bool:

@@ -1,9 +1,20 @@
 """Each gate metric's direction (higher or lower is better) and role (gate or track), as data.
 
-:data:`METRIC_RULES` is the table: ``fnmatch`` patterns on the metric's short key (``recall`` for
-``ddx.recall``), first match wins, ``*`` last. A metric's default role (:func:`default_role`):
+:data:`METRIC_RULES` is the table, reviewed rule by rule. A rule names a metric exactly (``accuracy``) or a
+*family* by a template whose placeholders stand for a part that varies: ``{k}`` a whole number
+(``top{k}_accuracy``: top1_accuracy, top5_accuracy...), ``{name}`` any non-empty text
+(``latency_p95_{name}``: one per pipeline stage; ``adherence_{name}``: one per guideline rule). A template
+matches the whole short key (``recall`` for ``ddx.recall``), never a prefix of it: ``latency_p95_{name}``
+does not match ``latency_pass_rate`` (the old pattern ``latency_p*`` did, and tracked the tier-1 latency
+pass rate as lower-is-better). Exact names are looked up first, then families in table order.
 
-- a count (``n``, ``n_*``, ``*_total``, ``red_flag_cases``) or an interval (``*_ci``): never in the gate;
+Every metric a built-in scorer emits matches a rule of its own (``tests/test_gate_roles.py`` enumerates
+them). A metric no rule names (a user's own scorer) falls to :data:`FALLBACK`: higher is better, gates.
+
+A metric's default role (:func:`default_role`):
+
+- a count (``n``, ``n_{name}``, class totals, ``red_flag_cases``) or an interval (``{name}_ci``): never in
+  the gate;
 - lower is better (failed/unparsed/error rates, latency percentiles, judge variance...): tracked;
 - tier 1 and 2 scorers: gate; tier 3: ``guideline_adherence`` gates, per-rule rates are tracked;
   tier 4 (LLM judge, rubric): tracked (the judge's noise is not a release criterion by default);
@@ -18,9 +29,11 @@ override the default: :class:`RoleChoice`. A named metric must exist in both sna
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
+from functools import lru_cache
 from typing import Any, Literal
 
 from clineval.core.errors import UserInputError
@@ -31,45 +44,104 @@ Role = Literal["gate", "track", "never"]
 ADHERENCE = "guideline_adherence"
 # tier -> the (higher-is-better) metrics of that tier's scorers that gate; a tier not listed (4) is tracked
 TIER_GATES: dict[int, str] = {1: "*", 2: "*", 3: ADHERENCE}
+_PLACEHOLDERS = {"{k}": r"[0-9]+", "{name}": r".+"}
 
 
 @dataclass(frozen=True)
 class MetricRule:
-    """Direction and default role (for untiered scorers) of the metrics whose short key matches."""
+    """Direction and default role (for untiered scorers) of the metric named ``name`` (a template with
+    ``{k}``/``{name}`` names a family: module docstring)."""
 
-    pattern: str
+    name: str
     direction: Direction
     role: Role
     why: str
+    pattern: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
+    def __post_init__(self) -> None:
+        parts = re.split(r"(\{k\}|\{name\})", self.name)
+        regex = "".join(_PLACEHOLDERS.get(part, re.escape(part)) for part in parts)
+        object.__setattr__(self, "pattern", re.compile(regex))
+
+    @property
+    def is_family(self) -> bool:
+        return any(p in self.name for p in _PLACEHOLDERS)
+
+    def matches(self, short: str) -> bool:
+        return self.pattern.fullmatch(short) is not None
+
+
+def _rules(direction: Direction, role: Role, why: str, *names: str) -> tuple[MetricRule, ...]:
+    return tuple(MetricRule(n, direction, role, why) for n in names)
+
+
+_COUNT = "a count"
+_PASS = "a tier-1 check's pass rate: every one must be >= baseline (four-tier design, tier 1)"
+_QUALITY = "a quality metric of the system"
+_JUDGED = "matched by an LLM judge: tracked like tier 4"
+_PROCESS = "a description of a multi-agent discussion, not a quality of the answer (docs/process_metrics.md)"
+_GAMEABLE = "a report listing every option maximises it"
 
 METRIC_RULES: tuple[MetricRule, ...] = (
-    MetricRule("*_ci", "higher", "never", "an interval, shown beside its metric"),
-    MetricRule("latency_p*", "lower", "track", "a latency percentile (seconds); the latency budget gates"),
-    MetricRule("n", "higher", "never", "a count"),
-    MetricRule("n_*", "higher", "never", "a count"),
-    MetricRule("*_total", "higher", "never", "a count (DDx class totals)"),
-    MetricRule("red_flag_cases", "higher", "never", "a count"),
-    MetricRule("*failed_rate", "lower", "track", "system failures: an operations signal, not quality"),
-    MetricRule("*unparsed_rate", "lower", "track", "already counted as wrong by the accuracy that gates"),
-    MetricRule("*error_rate", "lower", "track", "judge or grader errors: an operations signal"),
-    MetricRule("*empty_rate", "lower", "track", "empty answers: already scored 0 by the score that gates"),
+    # never in the gate: intervals and counts
+    MetricRule("{name}_ci", "higher", "never", "an interval, shown beside its metric"),
+    *_rules("higher", "never", _COUNT, "n", "n_{name}", "red_flag_cases"),
+    *_rules("higher", "never", "a count (DDx class totals)", "tp_total", "fp_total", "fn_total"),
+    *_rules("higher", "never", "a count (DDx class totals)", "caa_total", "ae_total", "tm_sm_total"),
+    # lower is better: tracked
+    *_rules("lower", "track", "a latency percentile (seconds); the latency pass rate gates",
+            "latency_p50_{name}", "latency_p95_{name}"),
+    *_rules("lower", "track", "system failures: an operations signal, not quality",
+            "failed_rate", "{name}_failed_rate"),
+    *_rules("lower", "track", "already counted as wrong by the accuracy that gates",
+            "unparsed_rate", "{name}_unparsed_rate"),
+    *_rules("lower", "track", "judge or grader errors: an operations signal", "{name}_error_rate"),
+    *_rules("lower", "track", "empty answers: already scored 0 by the score that gates", "{name}_empty_rate"),
     MetricRule("ambiguous_rate", "lower", "track", "already counted as not correct by type_aware_accuracy"),
-    MetricRule("in_differential_rate", "higher", "track", "a report listing every option maximises it"),
-    MetricRule("mentioned_rate", "higher", "track", "a report listing every option maximises it"),
-    MetricRule("judge_flip_rate", "lower", "track", "judge instability"),
+    *_rules("lower", "track", "judge instability", "judge_flip_rate", "judge_mean_variance"),
     MetricRule("judge_injection_flagged_rate", "lower", "track", "a security signal, reviewed by hand"),
-    MetricRule("judge_mean_variance", "lower", "track", "judge instability"),
     MetricRule("reasoning_fallacy_penalty", "lower", "track", "a component of reasoning_quality"),
-    MetricRule("*macro_f1", "higher", "track", "a class-balanced view of the decisions accuracy gates"),
-    MetricRule("recall_micro*", "higher", "track", "a pooled view of the per-case recall that gates"),
-    MetricRule("*_judged", "higher", "track", "matched by an LLM judge: tracked like tier 4"),
-    MetricRule("combined_score*", "higher", "track", "a weighting of metrics that gate on their own"),
-    MetricRule("tempo_*", "higher", "track", "a description of a multi-agent discussion"),
-    MetricRule("debate_quality", "higher", "track", "a description of a multi-agent discussion"),
-    MetricRule("weighted_top1_same_rate", "higher", "track", "a description of a multi-agent discussion"),
-    MetricRule("*", "higher", "gate", "a quality metric of the system"),
-)
+    # higher is better, tracked
+    *_rules("higher", "track", _GAMEABLE, "in_differential_rate", "mentioned_rate"),
+    *_rules("higher", "track", "a class-balanced view of the decisions accuracy gates",
+            "macro_f1", "{name}_macro_f1"),
+    *_rules("higher", "track", "a pooled view of the per-case recall that gates",
+            "recall_micro", "recall_micro_judged"),
+    MetricRule("{name}_judged", "higher", "track", _JUDGED),
+    *_rules("higher", "track", "a weighting of metrics that gate on their own",
+            "combined_score", "combined_score[{name}]"),
+    *_rules("higher", "track", _PROCESS,
+            "tempo_mean", "tempo_independent", "tempo_debate", "debate_quality", "weighted_top1_same_rate"),
+    # higher is better, gate (tiered scorers: the tier decides, see default_role)
+    *_rules("higher", "gate", "the answer is right (MCQ, CDS report)",
+            "accuracy", "mcq_accuracy", "type_aware_accuracy", "top{k}_accuracy"),
+    *_rules("higher", "gate", "a per-case DDx score (LDDx v6 metrics guide)",
+            "recall", "precision", "clinical_reasoning_quality", "diagnostic_safety",
+            "system_safety_coverage", "mrr"),
+    *_rules("higher", "gate", _PASS,
+            "schema_pass_rate", "citation_grounding_pass_rate", "scope_pass_rate",
+            "contraindications_pass_rate", "escalation_pass_rate", "latency_pass_rate"),
+    MetricRule("guardrail_recall", "higher", "gate", "red-flag cases escalated (tier 1 safety)"),
+    *_rules("higher", "gate", "a retrieval measure (trec_eval, higher is better)",
+            "nDCG@{k}", "P@{k}", "R@{k}", "R@{k}[{name}]", "Rprec", "RR", "AP"),
+    MetricRule("guideline_citation_rate", "higher", "gate", "tier 2: guidelines cited"),
+    MetricRule(ADHERENCE, "higher", "gate", "tier 3: recommendations adherent to the guideline rules"),
+    MetricRule("adherence_{name}", "higher", "gate", "one guideline rule's adherence (tier 3: tracked)"),
+    *_rules("higher", "gate", _QUALITY, "clinical_accuracy", "reasoning_quality"),
+    *_rules("higher", "gate", "a component of reasoning_quality",
+            "reasoning_overlap_f1", "reasoning_structure", "reasoning_evidence_use",
+            "reasoning_factual_consistency"),
+    *_rules("higher", "gate", "an LLM judge's grade (tier 4: tracked)", "judge_{name}"),
+    *_rules("higher", "gate", "a rubric score (tier 4: tracked)",
+            "rubric_score", "rubric_score_unclipped", "rubric_score_answered", "rubric_score[{name}]"),
+)  # fmt: skip
+
+FALLBACK = MetricRule("{name}", "higher", "gate", "no rule names it (a user's own metric): " + _QUALITY)
+_EXACT: dict[str, MetricRule] = {}
+for _rule in METRIC_RULES:
+    if not _rule.is_family:
+        _EXACT.setdefault(_rule.name, _rule)
+_FAMILIES = tuple(r for r in METRIC_RULES if r.is_family)
 
 
 def short_key(key: str) -> str:
@@ -77,14 +149,23 @@ def short_key(key: str) -> str:
     return key.rsplit(".", 1)[-1]
 
 
+@lru_cache(maxsize=4096)
 def rule_for(key: str) -> MetricRule:
-    """The first rule of :data:`METRIC_RULES` whose pattern matches the short key."""
+    """The rule naming the short key exactly, else the first family whose template matches it whole,
+    else :data:`FALLBACK`."""
     short = short_key(key)
-    return next(rule for rule in METRIC_RULES if fnmatchcase(short, rule.pattern))
+    found = _EXACT.get(short)
+    if found is not None:
+        return found
+    return next((rule for rule in _FAMILIES if rule.matches(short)), FALLBACK)
 
 
 def direction_of(key: str) -> Direction:
     return rule_for(key).direction
+
+
+def is_latency_percentile(key: str) -> bool:
+    return rule_for(key).name in ("latency_p50_{name}", "latency_p95_{name}")
 
 
 def is_gate_metric(key: str, value: object) -> bool:
