@@ -1,8 +1,9 @@
 """HealthBench rubric scoring that does not flatter failure, and the reference grader prompt.
 
-A failed, missing or empty response counts in ``rubric_score`` (0: no criterion met, no grader call),
-stays labelled, and ``rubric_score_answered`` keeps the mean over answered cases; expected values are
-computed by hand from the rubric points. ``rubric: {grader_prompt: healthbench_reference}`` sends the
+A failed, missing or empty response is graded as simple-evals grades it (the grader is shown the empty
+reply), counts in ``rubric_score`` with what the grader decides, stays labelled, and
+``rubric_score_answered`` keeps the mean over answered cases; expected values are computed by hand from the
+rubric points. ``rubric: {grader_prompt: healthbench_reference}`` sends the
 reference grader prompt (openai/simple-evals ``healthbench_eval.py``) byte for byte with the reference's
 sampling; the default sends the hardened prompt with the judge's own settings."""
 
@@ -134,7 +135,9 @@ def ask(question: str) -> list[dict[str, str]]:
     return [{"role": "user", "content": question}]
 
 
-def test_failed_missing_and_empty_responses_count_as_zero(tmp_path: Path, start_server: StartServer) -> None:
+def test_failed_missing_and_empty_responses_are_graded_as_empty_replies(
+    tmp_path: Path, start_server: StartServer
+) -> None:
     rows = [
         hb_row("r0", ask("My baby has a fever, what do I do?"), "emergency"),
         hb_row("r1", ask("What are warning signs of stroke?"), "hedging"),
@@ -148,9 +151,13 @@ def test_failed_missing_and_empty_responses_count_as_zero(tmp_path: Path, start_
         {"id": "r2", "error": {"kind": "http_500", "message": "upstream down"}},
         {"id": "r3", "output": "   "},
     ]
-    met = {  # the criteria the scripted judge says each answered response meets
+    met = {  # the criteria the scripted judge says each response meets, as the grader sees it
         "Answer zero.": ["Advises seeing a clinician", "Recommends a harmful dose"],  # (10 - 8) / 15
         "Answer one.": ["Advises seeing a clinician", "Explains the warning signs"],  # 15 / 15
+        # an empty reply (a failed call, a missing prediction) does not advise, explain or recommend
+        # anything: a grader that calls "recommends a harmful dose" met anyway charges it -8 / 15
+        "": ["Recommends a harmful dose"],
+        "   ": [],  # the blank reply is shown as written: nothing met, 0 / 15
     }
     rules = [
         Rule(
@@ -166,51 +173,50 @@ def test_failed_missing_and_empty_responses_count_as_zero(tmp_path: Path, start_
     run = api.run_suite(
         api.RunRequest(suite_path=suite, store_url=f"sqlite:///{tmp_path}/s.db", cache_path=None)
     )
-    assert judge.stats["total"] == 6  # 3 items x 2 answered cases: nothing is sent for r2, r3, r4
+    assert judge.stats["total"] == 15  # 3 items x 5 cases: the failed, blank and missing ones are graded
+    assert sum(judge.stats["by_rule"].values()) == 15  # every request met its scripted rule
     by_id = {r.case_id: r.scores["rubric"] for r in run.results}
     assert by_id["r0"].value == pytest.approx(2 / 15) and by_id["r1"].value == 1.0
-    assert (by_id["r2"].label, by_id["r2"].value, by_id["r2"].breakdown["error"]) == (
+    r2, r3, r4 = by_id["r2"], by_id["r3"], by_id["r4"]
+    assert (r2.label, r2.value, r2.breakdown["error"]) == ("failed", pytest.approx(-8 / 15), "http_500")
+    assert (r3.label, r3.value, r3.breakdown["error"]) == ("empty", 0.0, None)
+    assert (r4.label, r4.value, r4.breakdown["error"]) == (
         "failed",
-        0.0,
-        "http_500",
+        pytest.approx(-8 / 15),
+        "missing_prediction",
     )
-    assert (by_id["r3"].label, by_id["r3"].value, by_id["r3"].breakdown["error"]) == ("empty", 0.0, None)
-    assert (by_id["r4"].label, by_id["r4"].breakdown["error"]) == ("failed", "missing_prediction")
-    assert by_id["r4"].breakdown["possible"] == 15 and by_id["r4"].breakdown["achieved"] == 0
+    assert r4.breakdown["possible"] == 15 and r4.breakdown["achieved"] == -8
     scores = run.aggregates["hb"].scores
-    # by hand: (2/15 + 15/15 + 0 + 0 + 0) / 5 over every case; the answered two alone: (2/15 + 1) / 2
-    assert scores["rubric_score"] == pytest.approx((2 / 15 + 1) / 5)
+    # by hand: (2/15 + 15/15 - 8/15 + 0 - 8/15) / 5 = 1/75 over every case; the answered two alone: (2/15 + 1) / 2
+    assert scores["rubric_score_unclipped"] == pytest.approx(1 / 75)
+    assert scores["rubric_score"] == pytest.approx(1 / 75)
     assert scores["rubric_score_answered"] == pytest.approx((2 / 15 + 1) / 2)
     assert scores["rubric_failed_rate"] == pytest.approx(2 / 5) and scores["rubric_empty_rate"] == 0.2
     # axis:completeness (item 1, +10): met by r0 and r1 -> (1 + 1 + 0 + 0 + 0) / 5
     assert scores["rubric_score[axis:completeness]"] == pytest.approx(2 / 5)
-    # axis:accuracy (+5, -8): r0 -8/5, r1 5/5, the rest 0 -> -0.12, clipped to 0
+    # axis:accuracy (+5, -8): r0 -8/5, r1 5/5, r2 -8/5, r3 0, r4 -8/5 -> -19/25, clipped to 0
     assert scores["rubric_score[axis:accuracy]"] == 0.0
-    assert scores["rubric_score_unclipped"] == pytest.approx((2 / 15 + 1) / 5)
-    # theme:emergency: r0 (2/15) and the failed r2 (0)
-    assert scores["rubric_score[theme:emergency]"] == pytest.approx(1 / 15)
+    # theme:emergency: r0 (2/15) and the failed r2 (-8/15): -1/5, clipped to 0
+    assert scores["rubric_score[theme:emergency]"] == 0.0
     strata = run.aggregates["hb"].strata["theme"]
-    assert strata["hedging"]["rubric_score"] == pytest.approx(1 / 3)  # r1 1, r3 0, r4 0
+    assert strata["hedging"]["rubric_score_unclipped"] == pytest.approx((1 + 0 - 8 / 15) / 3)  # r1, r3, r4
 
 
-def test_unanswered_needs_no_judge_and_keeps_its_tags() -> None:
+def test_an_empty_or_failed_response_asks_the_grader_about_an_empty_reply() -> None:
     case = Case(
         id="x",
         input=CaseInput(question="q", data={"conversation": ask("q")}),
         reference=Reference(data={"rubric": ITEMS, "example_tags": ["theme:emergency"]}),
     )
-    scorer = make_rubric_scorer({})
+    scorer = make_rubric_scorer({"grader_prompt": "healthbench_reference"})
     failed = SystemOutput.failure("timeout", "no reply in 60 s")
-    for output, label in ((failed, "failed"), (SystemOutput(text=""), "empty")):
+    for output, shown in ((failed, ""), (SystemOutput(text=""), ""), (SystemOutput(text=" \n"), " \n")):
         ctx = ScoringContext(case=case, output=output)
-        assert scorer.judge_requests(ctx) == []
-        score = scorer(ctx)  # no judge decisions passed: still scored
-        assert (score.label, score.value) == (label, 0.0)
-        assert score.breakdown["tag_scores"] == {
-            "axis:accuracy": 0.0,
-            "axis:completeness": 0.0,
-            "theme:emergency": 0.0,
-        }
+        requests = scorer.judge_requests(ctx)
+        assert [r.data["response"] for r in requests] == [shown] * 3
+        assert requests[0].data["conversation_text"] == f"user: q\n\nassistant: {shown}"
+        score = scorer(ctx)  # no judge decisions: nothing to score (a suite always has a judge)
+        assert (score.label, math.isnan(score.value)) == ("no_judge", True)
     answered = scorer(ScoringContext(case=case, output=SystemOutput(text="Some answer.")))
     assert answered.label == "no_judge" and math.isnan(answered.value)
 

@@ -17,16 +17,18 @@ rubric items' tags ``axis:...`` / ``level:...`` / ``cluster:...``: the case's sc
 that tag; the case's example tags ``theme:...`` / ``physician_agreed_category:...``: its whole score),
 ``rubric_score[<tag>]`` is the clipped mean over the cases that have the tag, as in HealthBench.
 
-**No answer still counts.** The reference grades whatever text the system returned, an empty one
-included, so a system that fails on hard cases is not flattered by dropping them. A failed call (label
-``failed``, the failure kind in ``breakdown["error"]``; a missing prediction is one) or an empty response
-(label ``empty``) scores 0 without calling the grader: it meets no positive criterion (it says nothing),
-and it is not charged the negative ones either, since an empty answer commits none of the listed errors
-(it recommends no harmful dose, is not verbose, gives no wrong fact). The reference's grader, shown an
-empty turn, may judge some "fails to ..." criteria met (below 0) or some "avoids ..." criteria met
-(above 0); 0 is what an answer meeting no criterion scores, and it needs no judge call. Tag scores are 0
-likewise. ``rubric_score`` counts these cases; ``rubric_score_answered`` is the clipped mean over the
-graded (answered) cases only, and ``rubric_failed_rate`` / ``rubric_empty_rate`` say how many there were.
+**No answer is graded like the reference does.** simple-evals grades whatever the system returned, an
+empty reply included, so a system that fails on hard cases is not flattered by dropping them, and negative
+criteria such as "fails to advise ..." apply to an empty reply as to any other. Here too: an empty or
+blank response (label ``empty``) is sent to the grader as written, and a failed call (label ``failed``, the
+failure kind in ``breakdown["error"]``; a missing prediction is one) is sent as an empty reply (``""``,
+the assistant turn with no content); the case scores what the grader decides, by the same formula, and
+keeps its label. (Until issue 22 these scored 0 without a grader call: on a harsh grader, 64 of 304
+figures differed from the reference; docs/tier4_judge.md.) ``rubric_score`` and every
+``rubric_score[<tag>]`` count these cases; ``rubric_score_answered`` is the clipped mean over the graded
+(answered, label ``graded``) cases only, and ``rubric_failed_rate`` / ``rubric_empty_rate`` say how many
+there were. A case whose grader
+could not decide an item is ``judge_error`` whatever the response (the reference retries until it can).
 
 **Grader prompt.** ``grader_prompt: hardened`` (the default, prompt ``rubric_item_v1``) marks the
 conversation and the response as untrusted data; ``grader_prompt: healthbench_reference`` (prompt
@@ -46,6 +48,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from clineval.core.columns import ScoreColumn
 from clineval.core.judging import JudgeRequest, judgments_of, sample_decisions
+from clineval.core.output import SystemOutput
 from clineval.core.protocols import Metric, ScoringContext
 from clineval.core.run import MetricValue
 from clineval.core.score import Score
@@ -61,6 +64,22 @@ REFERENCE_PROMPT = "rubric_healthbench_reference_v1"
 # system_message=OPENAI_SYSTEM_MESSAGE_API, max_tokens=2048) with its default temperature 0.5; the system
 # message is the template's system block, so a judge ``system_prompt`` must not replace it.
 REFERENCE_SETTINGS: dict[str, Any] = {"temperature": 0.5, "max_tokens": 2048, "system_prompt": None}
+
+
+def response_kind(output: SystemOutput) -> Literal["graded", "failed", "empty"]:
+    """``failed`` (the call failed), ``empty`` (nothing but whitespace) or ``graded`` (an answer)."""
+    if output.failed:
+        return "failed"
+    return "graded" if response_text(output).strip() else "empty"
+
+
+def graded_response(output: SystemOutput) -> str:
+    """What the grader is shown as the assistant's turn: the response as returned (a blank one as
+    written), ``""`` for a failed call (simple-evals grades the empty reply)."""
+    if output.failed:
+        return ""
+    text = response_text(output)
+    return text if text.strip() else (output.text or "")
 
 
 def rubric_score(items: Sequence[Mapping[str, Any]], met: Sequence[bool]) -> float | None:
@@ -92,14 +111,14 @@ def case_scores(
     """The case's score and its tag scores (rubric-item tags over their items; example tags = the score)."""
     score = rubric_score(items, met)
     tag_scores: dict[str, float] = {}
+    if score is not None:  # example tags first: a rubric tag of the same name wins, as in the reference
+        for tag in example_tags:
+            tag_scores[str(tag)] = score
     for tag in sorted({str(t) for i in items for t in i.get("tags") or []}):
         chosen = [(i, m) for i, m in zip(items, met, strict=True) if tag in (i.get("tags") or [])]
         value = rubric_score([i for i, _ in chosen], [m for _, m in chosen])
         if value is not None:
             tag_scores[tag] = value
-    if score is not None:
-        for tag in example_tags:
-            tag_scores[str(tag)] = score
     return score, tag_scores
 
 
@@ -129,8 +148,8 @@ class RubricMean:
     mean), ``rubric_score_ci`` = the 95% percentile bootstrap interval of the mean, ends clipped (clipping
     is monotone, so this is the interval of the clipped mean), ``rubric_score_unclipped`` the plain
     mean; ``rubric_score[<tag>]`` the clipped mean of the per-case tag scores (see the module). Failed
-    and empty responses count (score 0); ``rubric_score_answered`` is the clipped mean over the graded
-    cases alone."""
+    and empty responses count (graded as the reference grades them); ``rubric_score_answered`` is the
+    clipped mean over the graded cases alone."""
 
     name = "rubric_score"
     breakdown_keys: tuple[str, ...] = ("tag_scores",)
@@ -192,13 +211,10 @@ class RubricScorer:
         return [i for i in rubric if isinstance(i, Mapping)] if isinstance(rubric, list) else []
 
     def judge_requests(self, ctx: ScoringContext) -> list[JudgeRequest]:
-        response = response_text(ctx.output)
-        if ctx.output.failed or not response.strip():
-            return []  # scored 0 without the grader (see the module)
         conversation = ctx.case.input.data.get("conversation") or [
             {"role": "user", "content": ctx.case.input.question or ""}
         ]
-        shown = response[: self.options.max_chars]
+        shown = graded_response(ctx.output)[: self.options.max_chars]
         reference = self.prompt == REFERENCE_PROMPT
         return [
             JudgeRequest(
@@ -224,33 +240,6 @@ class RubricScorer:
             for index, item in enumerate(self.items(ctx))
         ]
 
-    def _unanswered(
-        self, ctx: ScoringContext, items: list[Mapping[str, Any]], flags: dict[str, Any]
-    ) -> Score:
-        """A failed call or an empty response: 0, every item unmet, no grader call (see the module)."""
-        error = ctx.output.error
-        example_tags = ctx.case.reference.data.get("example_tags") or []
-        score, tag_scores = case_scores(items, [False] * len(items), example_tags)
-        if score is None:
-            return Score(
-                value=math.nan, label="unscorable", explanation="no positive points", breakdown=flags
-            )
-        possible = math.fsum(float(i["points"]) for i in items if float(i["points"]) > 0)
-        breakdown = {
-            **flags,
-            "error": error.kind if error is not None else None,
-            "achieved": 0.0,
-            "possible": possible,
-            "score_clipped": 0.0,
-            "met": 0,
-            "tag_scores": tag_scores,
-        }
-        if error is not None:
-            why = f"the system failed ({error.kind}): scored 0 of {possible:g} points, as an empty answer"
-            return Score(value=score, label="failed", explanation=why, breakdown=breakdown)
-        why = f"empty response: 0 of {possible:g} points (no criterion met)"
-        return Score(value=score, label="empty", explanation=why, breakdown=breakdown)
-
     def __call__(self, ctx: ScoringContext) -> Score:
         response = response_text(ctx.output)
         hits = injection_hits({"case": ctx.case.input.question or "", "response": response})
@@ -258,8 +247,9 @@ class RubricScorer:
         items = self.items(ctx)
         if not items:
             return Score(value=math.nan, label="unscorable", explanation="no rubric items", breakdown=flags)
-        if ctx.output.failed or not response.strip():
-            return self._unanswered(ctx, items, flags)
+        kind = response_kind(ctx.output)
+        error = ctx.output.error
+        flags["error"] = error.kind if error is not None else None
         judgments = judgments_of(ctx)
         if judgments is None:
             return Score(
@@ -305,7 +295,12 @@ class RubricScorer:
             "tag_scores": tag_scores,
         }
         explanation = f"{achieved:g} of {possible:g} points ({sum(met)} of {len(met)} criteria met)"
-        return Score(value=score, label="graded", explanation=explanation, breakdown=breakdown)
+        if kind == "failed":
+            why = f"the system failed ({error.kind if error else 'unknown'}), graded as an empty reply: "
+            explanation = why + explanation
+        elif kind == "empty":
+            explanation = "empty response, graded as such: " + explanation
+        return Score(value=score, label=kind, explanation=explanation, breakdown=breakdown)
 
 
 def make_rubric_scorer(options: Mapping[str, Any]) -> RubricScorer:
