@@ -5,8 +5,16 @@ The rules (``scoring/data/guideline_rules.yaml``, see ``clineval.scoring.rule_en
 the recommendation's ``recommended_actions`` (and ``when_to_escalate`` for escalation rules). Without a
 structured output, the lines of ``output.text`` stand for the recommended actions.
 
-Options: ``rules`` (a YAML rule file), ``threshold`` (matching), ``jurisdiction`` (where guidelines differ,
-e.g. ``nice`` | ``idsa_ats`` for pneumonia antibiotics; default: the rule file's ``jurisdictions.default``).
+Options: ``ruleset`` (``v2``, the default: ``scoring/data/guideline_rules.yaml``; ``design_table``: the
+four-tier design's own 12-row table, ``guideline_rules_design_table.yaml``, answering "did the
+recommendation include the expected action?"), ``rules`` (a YAML rule file instead), ``threshold``
+(matching), ``jurisdiction`` (where guidelines differ, e.g. ``nice`` | ``idsa_ats`` for pneumonia
+antibiotics; default: the rule file's ``jurisdictions.default``; the design table has none).
+
+With ``ruleset: design_table`` the scorer is named ``guideline_adherence_design_table`` and its headline
+metric ``design_table_adherence`` (per row ``adherence_dt_<row>``), so one task can report against both
+rulesets (list ``guideline_adherence`` twice, once with the option) and a design-table figure is never
+compared with a v2 one under the same name.
 
 Per case: ``value`` = 1 if every applicable rule is adherent (every required action found, no forbidden
 action recommended), 0 if any is not, NaN if no rule applies
@@ -17,33 +25,41 @@ with the matching text, missing ones, reason), ``applicable_rules``, ``not_evalu
 ``adherent_rules``, ``rules_version`` and ``rules_sha256``. Labels: ``adherent``, ``non_adherent``,
 ``failed``, ``not_applicable``, ``no_patient``.
 
-Metrics: ``guideline_adherence`` = (1/n) Σ value_i over cases with an applicable rule, with
-``guideline_adherence_ci`` (95% Wilson score interval); ``adherence_<rule_id>`` = #{cases where the rule
-is applicable and adherent} / #{cases where it is applicable} (NaN if it never applies), and
-``n_applicable_<rule_id>``. Per condition: stratify by the case metadata ``condition``.
+Metrics: ``guideline_adherence`` (``design_table_adherence``) = (1/n) Σ value_i over cases with an
+applicable rule, with ``guideline_adherence_ci`` (95% Wilson score interval); ``adherence_<rule_id>`` =
+#{cases where the rule is applicable and adherent} / #{cases where it is applicable} (NaN if it never
+applies), and ``n_applicable_<rule_id>``. Per condition: stratify by the case metadata ``condition``.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from clineval.core import Metric, MetricValue, Score, ScoringContext, SystemOutput
 from clineval.core.columns import ScoreColumn
 from clineval.core.errors import SuiteError
 from clineval.metrics.basic import Accuracy
 from clineval.scoring.rule_engine import RuleSet, evaluate_rules, load_rules
+from clineval.scoring.rule_model import packaged_rules
 
 
 class GuidelineOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    rules: str | None = None  # a YAML rule file; default: the packaged rules
+    ruleset: Literal["v2", "design_table"] = "v2"  # a packaged ruleset (PACKAGED_RULESETS)
+    rules: str | None = None  # a YAML rule file instead of a packaged ruleset
     threshold: float = Field(default=1.0, gt=0.0, le=1.0)
-    jurisdiction: str | None = None  # one of the rule file's jurisdictions (packaged: nice | idsa_ats)
+    jurisdiction: str | None = None  # one of the rule file's jurisdictions (packaged v2: nice | idsa_ats)
+
+    @model_validator(mode="after")
+    def _one_source(self) -> GuidelineOptions:
+        if self.rules is not None and self.ruleset != "v2":
+            raise ValueError("give either 'rules' (a file) or 'ruleset', not both")
+        return self
 
 
 def recommendation_sections(output: SystemOutput) -> dict[str, list[str]]:
@@ -86,18 +102,23 @@ class RuleAdherenceRates:
 
 
 class GuidelineAdherenceScorer:
-    name = "guideline_adherence"
     tier = 3
 
     def __init__(self, options: GuidelineOptions | None = None, ruleset: RuleSet | None = None) -> None:
         self.options = options or GuidelineOptions()
-        self.ruleset = ruleset or load_rules(self.options.rules)
+        design = self.options.ruleset == "design_table"
+        self.name = "guideline_adherence_design_table" if design else "guideline_adherence"
+        if ruleset is None:
+            ruleset = (
+                load_rules(self.options.rules) if self.options.rules else packaged_rules(self.options.ruleset)
+            )
+        self.ruleset = ruleset
         try:
             self.jurisdiction = self.ruleset.jurisdiction(self.options.jurisdiction)
         except ValueError as err:
-            raise SuiteError(f"guideline_adherence: {err}") from None
+            raise SuiteError(f"{self.name}: {err}") from None
         self.metrics: Sequence[Metric] = (
-            Accuracy(name="guideline_adherence"),
+            Accuracy(name="design_table_adherence" if design else "guideline_adherence"),
             RuleAdherenceRates([r.id for r in self.ruleset.rules]),
         )
 

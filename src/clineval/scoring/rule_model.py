@@ -315,12 +315,26 @@ def _expand_terms(node: Any, terms: dict[str, list[Any]]) -> Any:
     return node
 
 
+# The packaged rulesets (``guideline_adherence: {ruleset: ...}``): the default v2 rules, and the four-tier
+# design's own rule table (docs/tier3_guidelines.md, "The design table ruleset").
+PACKAGED_RULESETS = {"v2": "guideline_rules.yaml", "design_table": "guideline_rules_design_table.yaml"}
+
+
+@lru_cache(maxsize=8)
+def packaged_rules(name: str = "v2") -> RuleSet:
+    """A packaged ruleset by name (``PACKAGED_RULESETS``); an unknown name raises ValueError."""
+    if name not in PACKAGED_RULESETS:
+        raise ValueError(f"unknown ruleset {name!r} (options: {', '.join(sorted(PACKAGED_RULESETS))})")
+    file = PACKAGED_RULESETS[name]
+    ref = resources.files("clineval.scoring").joinpath("data", file)
+    return parse_rules(ref.read_bytes(), f"clineval/scoring/data/{file}")
+
+
 @lru_cache(maxsize=8)
 def load_rules(path: str | None = None) -> RuleSet:
-    """The packaged rules (``path`` None) or those of a YAML file."""
+    """The packaged v2 rules (``path`` None) or those of a YAML file."""
     if path is None:
-        ref = resources.files("clineval.scoring").joinpath("data", "guideline_rules.yaml")
-        return parse_rules(ref.read_bytes(), "clineval/scoring/data/guideline_rules.yaml")
+        return packaged_rules("v2")
     try:
         data = Path(path).read_bytes()
     except OSError as err:
