@@ -54,6 +54,7 @@ def test_promote_list_show_history_never_drifts(runs: tuple[str, dict[str, str]]
     task = first.snapshot["tasks"]["golden"]
     assert task["tiers"]["schema_pass_rate"] == 1 and task["tiers"]["guideline_adherence"] == 3
     assert task["strata"]["condition"]["pe"]["guideline_adherence"] == 0.0
+    assert gate(url, ids["better"], "hist", tenant="acme").passed  # a later version needs a passing gate
     second = releases.promote_baseline(url, ids["better"][:10], "hist", tenant="acme")
     assert second.version == 2 and second.run_id == ids["better"]
     # the old version is unchanged; the latest is the new one; other tenants are separate

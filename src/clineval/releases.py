@@ -1,6 +1,7 @@
 """Working with stored runs: compare two runs, re-weight the combined score, baselines and release gates.
 
 Like ``clineval.api`` (whose run functions it uses), this module only wires the library together.
+Promotion, guarded by the gate, is in :mod:`clineval.promotion` (``promote_baseline`` is re-exported here).
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from clineval.core.errors import RunNotFoundError, UserInputError
 from clineval.core.gate_view import GateDecision, GateDecisionRow
 from clineval.core.id_index import HashIndex
 from clineval.metrics.aggregate import aggregate_columns
+from clineval.promotion import finished_run
+from clineval.promotion import promote_baseline as promote_baseline  # re-exported
 from clineval.store import ResultStore
 from clineval.store.baselines import DEFAULT_TENANT, Baseline, BaselineStore
 from clineval.store.tables import utcnow
@@ -162,41 +165,6 @@ GATE_ALPHA: float = _stat.ALPHA  # statistical mode defaults (docs/gate.md)
 GATE_MARGIN: float = _stat.MARGIN
 
 
-def _finished_run(store: ResultStore, run_id: str) -> RunResult:
-    run = open_run(store, store.get_run(run_id).run_id)
-    if run.info.status != "finished":
-        raise UserInputError(
-            f"run {run.run_id} is {run.info.status}, not finished",
-            hint="complete it with `clineval run SUITE --resume RUN_ID` first",
-        )
-    return run
-
-
-def promote_baseline(
-    store_url: str,
-    run_id: str,
-    name: str,
-    tenant: str = DEFAULT_TENANT,
-    *,
-    gate_metrics: Sequence[str] | None = None,
-    track_metrics: Sequence[str] | None = None,
-) -> Baseline:
-    """Snapshot a finished run's metrics (with each metric's tier) as the next version of ``name``.
-
-    ``gate_metrics`` / ``track_metrics``: the metrics a gate against this baseline gates (only these) /
-    tracks instead of gating, stored in the snapshot; a gate's own ``metrics``/``track`` take precedence.
-    """
-    choice = RoleChoice.of(gate_metrics, track_metrics)
-    store = ResultStore(store_url, must_exist=True)
-    try:
-        run = _finished_run(store, run_id)
-        snap = snapshot(run, scorers_for(run.info.suite), choice)
-        check_names(choice, {f"run {run.run_id}": snap})
-        return BaselineStore(store.engine).promote(name, tenant, run.run_id, snap)
-    finally:
-        store.close()
-
-
 def list_baselines(store_url: str, tenant: str | None = None) -> list[Baseline]:
     """The latest version of each baseline (of ``tenant``, or of every tenant)."""
     store = ResultStore(store_url, must_exist=True)
@@ -284,7 +252,7 @@ def gate_run(
     try:
         baselines = BaselineStore(store.engine)
         promoted = baselines.get(baseline, tenant, version)
-        run = _finished_run(store, candidate)
+        run = finished_run(store, candidate)
         tuned = _tuned_cases(run)
         if tuned and not allow_tuned_cases:
             raise UserInputError(

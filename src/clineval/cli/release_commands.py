@@ -44,14 +44,28 @@ def _num(value: float | None) -> str:
 
 
 def _print_baselines(items: list[Baseline], title: str) -> None:
+    from clineval.promotion import promotion_text
+
     cols = [Col("name", label=True), Col("tenant", label=True), Col("version"), Col("run", justify="left")]
     cols += [Col("promoted_at (UTC)", justify="left"), Col("tasks", shrink=True, justify="left")]
-    rows = [
-        [b.name, b.tenant, str(b.version), b.run_id[:12], b.promoted_at.strftime("%Y-%m-%d %H:%M:%S"), tasks]
+    cols += [Col("promotion", justify="left")]
+    rows: list[list[Cell]] = [
+        [
+            b.name,
+            b.tenant,
+            str(b.version),
+            b.run_id[:12],
+            b.promoted_at.strftime("%Y-%m-%d %H:%M:%S"),
+            ", ".join(sorted(b.snapshot.get("tasks", {}))),
+            promotion_text(b, short=True),
+        ]
         for b in items
-        for tasks in [", ".join(sorted(b.snapshot.get("tasks", {})))]
     ]
     print_records(console, cols, rows, title=Text(title))
+    for b in items:  # the whole promotion record of a forced or explained version, never cut by the table
+        if promotion_text(b, short=True) == "FORCED" or "reason: " in promotion_text(b):
+            line = f"{b.name} v{b.version}: {promotion_text(b)}"
+            console.print(line, highlight=False, markup=False, soft_wrap=True)
 
 
 @baseline_app.command("promote")
@@ -68,15 +82,36 @@ def baseline_promote(
     track_metrics: Annotated[
         list[str] | None, typer.Option("--track-metrics", help="Store: these metrics are tracked, not gated.")
     ] = None,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="Promote a run whose last gate failed (or has none); needs --reason."),
+    ] = False,
+    reason: Annotated[
+        str | None, typer.Option("--reason", help="Why (stored with the version, shown by history/show).")
+    ] = None,
 ) -> None:
-    """Snapshot a finished run's metrics as the next version of a named baseline."""
+    """Snapshot a finished run's metrics as the next version of a named baseline.
+
+    A later version needs a passing gate of the run against the latest version (`clineval gate`);
+    otherwise exit 2, unless --force --reason TEXT (the reason is stored with the version)."""
     from clineval import releases
+    from clineval.promotion import promotion_text
 
     b = releases.promote_baseline(
-        store, run_id, name, tenant, gate_metrics=gate_metrics, track_metrics=track_metrics
+        store,
+        run_id,
+        name,
+        tenant,
+        gate_metrics=gate_metrics,
+        track_metrics=track_metrics,
+        force=force,
+        reason=reason,
     )
     console.print(
-        f"baseline {b.name} (tenant {b.tenant}) v{b.version} <- run {b.run_id}", highlight=False, markup=False
+        f"baseline {b.name} (tenant {b.tenant}) v{b.version} <- run {b.run_id} ({promotion_text(b)})",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
     )
 
 
