@@ -13,7 +13,7 @@ from clineval.report.formatting import fmt_value
 from clineval.view.queries_trends import Marker, TrendPoint
 
 W, H, LEFT, RIGHT, TOP, BOTTOM = 760, 260, 60, 20, 16, 48
-COLOURS = ("#2457c5", "#c55a11", "#177245", "#8e44ad", "#b42318", "#5b6475")
+N_COLOURS = 6  # series-0 .. series-5 in static/view.css (no inline style: the CSP allows none)
 MAX_TICKS = 6
 
 
@@ -98,19 +98,18 @@ def line_chart(metric: str, points: Sequence[TrendPoint], marks: Sequence[Marker
             f"<title>{escape(mark.text)} ({escape(mark.at.isoformat(timespec='seconds'))})</title></line>"
         )
     for i, (task, found) in enumerate(lines.items()):
-        colour = COLOURS[i % len(COLOURS)]
         path = " ".join(
             f"{'M' if j == 0 else 'L'}{x(p.timestamp.timestamp()):.1f},{y(float(p.value or 0.0)):.1f}"
             for j, p in enumerate(found)
         )
         parts.append(
-            f'<g class="series" data-task="{escape(task)}"><path class="line" d="{path}" fill="none" '
-            f'style="stroke:{colour}"/>'
+            f'<g class="series series-{i % N_COLOURS}" data-task="{escape(task)}">'
+            f'<path class="line" d="{path}" fill="none"/>'
         )
         for p in found:
             parts.append(
                 f'<circle class="point" cx="{x(p.timestamp.timestamp()):.1f}" '
-                f'cy="{y(float(p.value or 0.0)):.1f}" r="3" style="fill:{colour}">'
+                f'cy="{y(float(p.value or 0.0)):.1f}" r="3">'
                 f"<title>{escape(task or 'task')} · {escape(p.timestamp.isoformat(timespec='seconds'))}: "
                 f"{escape(fmt_value(metric, p.value))} "
                 f"(run {escape(p.short_run_id)}, {escape(p.run_type)})</title></circle>"
@@ -132,9 +131,8 @@ def line_chart(metric: str, points: Sequence[TrendPoint], marks: Sequence[Marker
         )
     lx = LEFT + 150
     for i, task in enumerate(lines):
-        colour = COLOURS[i % len(COLOURS)]
         parts.append(
-            f'<rect x="{lx}" y="{H - 17}" width="10" height="10" style="fill:{colour}"/>'
+            f'<rect class="swatch series-{i % N_COLOURS}" x="{lx}" y="{H - 17}" width="10" height="10"/>'
             f'<text class="tick" x="{lx + 14}" y="{H - 8}">{escape(task or "(no task)")}</text>'
         )
         lx += 24 + 7 * len(task or "(no task)")
