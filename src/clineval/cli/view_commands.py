@@ -24,7 +24,7 @@ def view_command(
         str | None, typer.Option(help=f"Access token required on every request (or env {TOKEN_ENV}).")
     ] = None,
     read_only: Annotated[
-        bool, typer.Option("--read-only", help="Refuse every change (no adjudication).")
+        bool, typer.Option("--read-only", help="Show no review forms; refuse every change.")
     ] = False,
 ) -> None:
     """Browse stored runs, cases, comparisons and trends in a local web app."""
@@ -37,6 +37,7 @@ def view_command(
         err_console.print(MISSING_EXTRA, highlight=False, markup=False, soft_wrap=True)
         raise typer.Exit(2) from None
     token = token or os.environ.get(TOKEN_ENV) or None
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host  # [::1]: what to bind is ::1
     if not is_loopback(host) and token is None:
         raise UserInputError(
             f"--host {host} makes the viewer reachable from other machines: it needs a token",

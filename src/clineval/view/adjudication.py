@@ -25,6 +25,7 @@ The *adjudicated* value of an item is the newest current verdict of any reviewer
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -45,6 +46,23 @@ from clineval.view.review_items import (
 
 class AdjudicationError(UserInputError):
     """A review that cannot be recorded (no reviewer, unknown item, a value invalid for its kind)."""
+
+
+# What a review's free text may be: a name and a comment a person typed. Longer is refused, never cut; a
+# control character other than tab and newline is refused (PostgreSQL text cannot hold NUL at all).
+LIMITS = {"reviewer": 200, "comment": 10_000}
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def check_text(field_name: str, value: str) -> str:
+    """``value`` stripped, or :class:`AdjudicationError` when it is too long or holds a control character."""
+    value = value.strip()
+    limit = LIMITS[field_name]
+    if len(value) > limit:
+        raise AdjudicationError(f"the {field_name} is {len(value):,} characters: at most {limit:,}")
+    if bad := _CONTROL.search(value):
+        raise AdjudicationError(f"the {field_name} holds a control character (U+{ord(bad.group()):04X})")
+    return value
 
 
 @dataclass(frozen=True)
@@ -143,7 +161,7 @@ def record(
     now: datetime | None = None,
 ) -> Adjudication:
     """Validate and append one review of the item ``item_key`` of a stored case; returns the stored row."""
-    reviewer = reviewer.strip()
+    reviewer, comment = check_text("reviewer", reviewer), check_text("comment", comment)
     if not reviewer:
         raise AdjudicationError("a review needs the reviewer's name")
     items = {i.key: i for i in items_for(load_case(store, run_id, task_id, case_id), options)}
@@ -160,8 +178,8 @@ def record(
         "automated_value": item.automated,
         "verdict": verdict,
         "corrected_value": value,
-        "reviewer": reviewer[:255],
-        "comment": comment.strip(),
+        "reviewer": reviewer,
+        "comment": comment,
         "created_at": utc(now) or utcnow(),
     }
     with store.engine.begin() as conn:
