@@ -33,6 +33,7 @@ from clineval.view.agreement import run_agreement
 from clineval.view.review_items import ReviewItem, items_for
 from clineval.view.review_queue import review_queue
 from clineval.view.review_routes import environment, routes
+from clineval.view.urls import case_link, link
 from tests.cli_helpers import write_small_suite
 from tests.conftest import StartServer
 from tests.golden_runs import run_golden
@@ -296,7 +297,7 @@ def test_judge_dimensions_reviewed_and_agreement(tmp_path: Path, start_server: S
 def app_for(url: str) -> tuple[TestClient, str]:
     app = Starlette(routes=routes(url))
     app.state.csrf_secret = b"test-secret"
-    client = TestClient(app)
+    client = TestClient(app, base_url="http://127.0.0.1")
     client.cookies.set(security.CSRF_COOKIE, "nonce-1")
     token = security._sign(b"test-secret", "nonce-1")
     return client, token
@@ -313,7 +314,7 @@ def test_post_route_with_and_without_csrf(runs: tuple[str, dict[str, str]]) -> N
         "corrected_value": "C",
         "comment": XSS,
     }
-    path = f"/runs/{run}/cases/t/2/adjudicate"
+    path = link("adjudicate", run=run, task="t", case="2")
     with ResultStore(url) as store:
         before = len(history(store, run))
     refused = client.post(path, data=form, follow_redirects=False)
@@ -321,21 +322,21 @@ def test_post_route_with_and_without_csrf(runs: tuple[str, dict[str, str]]) -> N
     wrong = client.post(path, data={**form, security.CSRF_FIELD: "forged"}, follow_redirects=False)
     assert wrong.status_code == 403
     done = client.post(path, data={**form, security.CSRF_FIELD: token}, follow_redirects=False)
-    assert done.status_code == 303 and done.headers["location"] == f"/runs/{run}/cases/t/2#review"
+    assert done.status_code == 303 and done.headers["location"] == case_link(run, "t", "2", "review")
     invalid = client.post(path, data={**form, "reviewer": "", security.CSRF_FIELD: token})
     assert invalid.status_code == 400 and "reviewer" in invalid.text
     with ResultStore(url) as store:
         rows = history(store, run)
         assert len(rows) == before + 1 and rows[-1].reviewer == "carol" and rows[-1].comment == XSS
-    page = client.get(f"/runs/{run}/cases/t/2/review")
+    page = client.get(link("case_review", run=run, task="t", case="2"))
     assert page.status_code == 200 and XSS not in page.text and "&lt;script&gt;" in page.text
     assert page.text.count('data-testid="review-form"') == 1 and 'data-testid="review-submit"' in page.text
     assert 'name="reviewer" required' in page.text and token in page.text
-    agreement = client.get(f"/runs/{run}/agreement")
+    agreement = client.get(link("agreement", run=run))
     assert agreement.status_code == 200 and 'data-testid="agreement-row"' in agreement.text
-    queue = client.get(f"/runs/{run}/review", params={"kind": "random", "seed": 1, "n": 5})
+    queue = client.get(link("queue", run=run, kind="random", seed=1, n=5))
     assert queue.status_code == 200 and queue.text.count('data-testid="queue-row"') == 1  # case 0 only
-    assert client.get(f"/runs/{run}/review", params={"kind": "bogus"}).status_code == 400
+    assert client.get(link("queue", run=run, kind="bogus")).status_code == 400
 
 
 def test_the_panel_derives_the_same_items_as_the_server(runs: tuple[str, dict[str, str]]) -> None:
@@ -391,16 +392,16 @@ def test_the_viewer_mounts_the_routes_and_the_case_page_carries_the_panel(tmp_pa
     url = f"sqlite:///{tmp_path}/s.db"
     run = mcq_run(tmp_path, url)
     client = TestClient(create_app(url), base_url="http://127.0.0.1")
-    page = client.get(f"/runs/{run}/cases/t/1")
+    page = client.get(case_link(run, "t", "1"))
     assert page.status_code == 200 and page.text.count('data-testid="review-form"') == 1
     assert XSS not in page.text
     found = re.search(r'name="csrf_token" value="([^"]+)"', page.text)
     assert found is not None
     form = {"reviewer": "ann", "item_key": "mcq", "verdict": "disagree", "corrected_value": "B"}
-    path = f"/runs/{run}/cases/t/1/adjudicate"
+    path = link("adjudicate", run=run, task="t", case="1")
     assert client.post(path, data=form, follow_redirects=False).status_code == 403
     done = client.post(path, data={**form, "csrf_token": found.group(1)}, follow_redirects=False)
-    assert done.status_code == 303 and done.headers["location"].endswith("/cases/t/1#review")
-    figures = client.get(f"/runs/{run}/agreement")
+    assert done.status_code == 303 and done.headers["location"] == case_link(run, "t", "1", "review")
+    figures = client.get(link("agreement", run=run))
     assert figures.text.count('data-testid="agreement-row"') == 1
-    assert 'data-testid="agreement-link"' in client.get(f"/runs/{run}").text
+    assert 'data-testid="agreement-link"' in client.get(link("run", run=run)).text

@@ -25,13 +25,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import pytest
 
 from clineval import api
 from clineval.core import CaseResult
 from clineval.store import ResultStore
+from clineval.view.urls import case_link, link, visible
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "src" / "clineval" / "demo" / "data"
@@ -70,6 +70,7 @@ class Store:
     gpt35: str
     four_tier: str
     xss: str
+    weird: str  # task and case ids holding / ? # % . .. and non-ASCII
     suites: dict[str, str]  # run id -> suite name
     results: dict[str, list[CaseResult]]  # run id -> its stored case results
 
@@ -116,6 +117,29 @@ def xss_suite(folder: Path) -> Path:
     return mcq_suite(folder, "xss-payloads", folder / "xss_p.jsonl", folder / "xss_q.jsonl")
 
 
+WEIRD_TASK = "mmlu/anatomy"
+WEIRD_CASES = ("..", "%2e%2e", ".", "a/b", "q?x#y", "50%", "sp ace", "ünï")
+
+
+def weird_suite(folder: Path) -> Path:
+    """One task whose id holds a slash, over cases whose ids a path would mangle; every answer is A (gold)."""
+    rows = [
+        {"id": c, "question": f"Question {c}?", "options": {"A": "a", "B": "b"}, "answer": "A"}
+        for c in WEIRD_CASES
+    ]
+    (folder / "weird_q.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (folder / "weird_p.jsonl").write_text(
+        "".join(json.dumps({"id": c, "output": "A"}) + "\n" for c in WEIRD_CASES)
+    )
+    suite = folder / "weird.yaml"
+    suite.write_text(
+        f"name: weird-ids\ntasks:\n  - id: {WEIRD_TASK}\n"
+        "    dataset: {format: jsonl, path: weird_q.jsonl}\n"
+        "    system: {type: predictions, path: weird_p.jsonl}\n    scorers: [mcq]\n"
+    )
+    return suite
+
+
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
     folder = tmp_path_factory.mktemp("view-store")
@@ -131,13 +155,14 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
     gpt35_answers = DEMO / "medqa_cot_gpt-35-turbo-16k_first200.jsonl"
     gpt35 = run(mcq_suite(folder, "medqa-gpt-35", gpt35_answers, questions), url)
     xss = run(xss_suite(folder), url)
+    weird = run(weird_suite(folder), url)
     handle = ResultStore(url, must_exist=True)
     try:
         suites = {info.run_id: info.suite.name for info in handle.list_runs(limit=100)}
-        results = {rid: handle.load_results(rid) for rid in (gpt4, gpt35, four_tier, xss)}
+        results = {rid: handle.load_results(rid) for rid in (gpt4, gpt35, four_tier, xss, weird)}
     finally:
         handle.close()
-    return Store(url, gpt4, gpt35, four_tier, xss, suites, results)
+    return Store(url, gpt4, gpt35, four_tier, xss, weird, suites, results)
 
 
 # --- the app and the browser --------------------------------------------------------------------------------
@@ -207,13 +232,27 @@ def page(browser: Any, base_url: str) -> Iterator[Any]:
     opened.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
     errors: list[str] = []
     opened.on("pageerror", lambda err: errors.append(str(err)))
+    # Content Security Policy violations, two ways: the securitypolicyviolation event (reported through a
+    # binding, so none is lost when the page navigates) and Chromium's console error
+    violations: list[str] = []
+    context.expose_function("__cleanevalCsp", lambda text: violations.append(text))
+    context.add_init_script(
+        "document.addEventListener('securitypolicyviolation', e => window.__cleanevalCsp("
+        "e.violatedDirective + ' ' + e.blockedURI + ' ' + location.href));"
+    )
+    opened.on(
+        "console",
+        lambda m: violations.append(m.text) if "Content Security Policy" in m.text else None,
+    )
     opened.dialogs = dialogs  # type: ignore[attr-defined]
+    opened.csp_violations = violations  # type: ignore[attr-defined]
     try:
         yield opened
     finally:
         context.close()
     assert not dialogs, f"a page opened a dialog: {dialogs}"
     assert not errors, f"JavaScript errors: {errors}"
+    assert not violations, f"Content Security Policy violations: {violations}"
 
 
 def goto(page: Any, path: str) -> Any:
@@ -227,7 +266,13 @@ def visible_text(page: Any) -> str:
 
 
 def case_path(run_id: str, task_id: str, case_id: str) -> str:
-    return f"/runs/{run_id}/cases/{quote(task_id, safe='')}/{quote(case_id, safe='')}"
+    return case_link(run_id, task_id, case_id)
+
+
+def at(path: str) -> Any:
+    """A ``wait_for_url`` predicate: the page is at ``path`` (path, query and fragment as the viewer wrote
+    them)."""
+    return lambda url: url.split("://", 1)[1].partition("/")[2] == path.lstrip("/")
 
 
 def shown_fraction(text: str) -> float:
@@ -242,8 +287,8 @@ def accuracy(results: list[CaseResult]) -> float:
     return sum(label == "correct" for label in labels) / len(labels)
 
 
-def adjudication_rows(store: Store) -> list[tuple[str, str, str, str]]:
-    """(case id, item key, verdict, reviewer) of every stored adjudication, read with SQL."""
+def adjudication_rows(store: Store, run_id: str) -> list[tuple[str, str, str, str]]:
+    """(case id, item key, verdict, reviewer) of every stored adjudication of a run, read with SQL."""
     from sqlalchemy import create_engine, select
 
     from clineval.store.tables import adjudications
@@ -251,12 +296,16 @@ def adjudication_rows(store: Store) -> list[tuple[str, str, str, str]]:
     engine = create_engine(store.url)
     try:
         with engine.connect() as conn:
-            query = select(
-                adjudications.c.case_id,
-                adjudications.c.item_key,
-                adjudications.c.verdict,
-                adjudications.c.reviewer,
-            ).order_by(adjudications.c.id)
+            query = (
+                select(
+                    adjudications.c.case_id,
+                    adjudications.c.item_key,
+                    adjudications.c.verdict,
+                    adjudications.c.reviewer,
+                )
+                .where(adjudications.c.run_id == run_id)
+                .order_by(adjudications.c.id)
+            )
             return [tuple(row) for row in conn.execute(query)]  # type: ignore[misc]
     finally:
         engine.dispose()
@@ -272,16 +321,16 @@ def by_testid(page: Any, name: str) -> Any:
 def test_runs_page_lists_every_run(page: Any, store: Store) -> None:
     goto(page, "/")
     text = visible_text(page)
-    assert len(store.suites) == 4
+    assert len(store.suites) == 5
     for run_id, suite in store.suites.items():
-        assert page.locator(f'a[href$="/runs/{run_id}"]').count() >= 1, f"no link to run {run_id}"
+        assert page.locator(f'a[href="{link("run", run=run_id)}"]').count() >= 1, f"no link to run {run_id}"
         assert suite in text
 
 
 def test_open_a_run_from_the_runs_page(page: Any, store: Store) -> None:
     goto(page, "/")
-    page.locator(f'a[href$="/runs/{store.gpt4}"]').first.click()
-    page.wait_for_url(f"**/runs/{store.gpt4}")
+    page.locator(f'a[href="{link("run", run=store.gpt4)}"]').first.click()
+    page.wait_for_url(at(link("run", run=store.gpt4)))
     text = visible_text(page)
     assert "medqa-gpt-4" in text
     shown = page.locator('tr[data-metric="accuracy"] [data-testid="metric-value"]')
@@ -290,7 +339,7 @@ def test_open_a_run_from_the_runs_page(page: Any, store: Store) -> None:
 
 
 def test_four_tier_run_shows_a_scorecard_by_tier(page: Any, store: Store) -> None:
-    goto(page, f"/runs/{store.four_tier}")
+    goto(page, link("run", run=store.four_tier))
     text = visible_text(page)
     for tier in (1, 2, 3, 4):
         assert re.search(rf"Tier {tier}\b", text), f"no tier {tier} section"
@@ -308,9 +357,9 @@ def test_four_tier_run_shows_a_scorecard_by_tier(page: Any, store: Store) -> Non
 def test_filter_cases_by_label(page: Any, store: Store) -> None:
     incorrect = store.labels(store.gpt35)["incorrect"]
     assert incorrect == 56  # counted from the stored results of the demo's GPT-3.5 answers
-    goto(page, f"/runs/{store.gpt35}")
-    page.locator(f'a[href$="/runs/{store.gpt35}/cases"]').first.click()
-    page.wait_for_url(f"**/runs/{store.gpt35}/cases")
+    goto(page, link("run", run=store.gpt35))
+    page.locator(f'a[href="{link("cases", run=store.gpt35)}"]').first.click()
+    page.wait_for_url(at(link("cases", run=store.gpt35)))
     assert by_testid(page, "cases-total").get_attribute("data-total") == str(len(store.results[store.gpt35]))
     page.locator("#filter-label").fill("mcq:incorrect")
     page.locator("#filter-submit").click()
@@ -328,7 +377,7 @@ def test_filter_cases_by_label(page: Any, store: Store) -> None:
 
 def agreement_row(page: Any, run_id: str) -> tuple[int, float, str] | None:
     """(n, observed agreement, kappa text) of the reviewer-vs-scorer MCQ row of the agreement page."""
-    goto(page, f"/runs/{run_id}/agreement")
+    goto(page, link("agreement", run=run_id))
     row = page.locator('[data-testid="agreement-row"][data-comparison="reviewer_vs_scorer"][data-kind="mcq"]')
     if row.count() == 0:
         assert by_testid(page, "agreement-empty").is_visible()
@@ -362,9 +411,9 @@ def test_open_a_case_adjudicate_it_and_see_agreement_change(page: Any, store: St
     assert agreement_row(page, store.gpt35) == (1, 1.0, "n/a (too few items)")  # kappa undefined
 
     # the incorrect case, opened from the filtered cases page
-    goto(page, f"/runs/{store.gpt35}/cases?label=mcq%3Aincorrect")
+    goto(page, link("cases", run=store.gpt35, label="mcq:incorrect"))
     page.locator(f'#cases-table tr[data-case-id="{wrong.case_id}"] a.case-link').click()
-    page.wait_for_url(f"**/runs/{store.gpt35}/cases/medqa/{wrong.case_id}")
+    page.wait_for_url(at(case_link(store.gpt35, "medqa", wrong.case_id)))
     question = questions[int(wrong.case_id)]["question"]
     assert by_testid(page, "input-question").inner_text().strip() == question.strip()
     assert by_testid(page, "score-label").first.inner_text() == "incorrect"
@@ -377,7 +426,7 @@ def test_open_a_case_adjudicate_it_and_see_agreement_change(page: Any, store: St
     # kappa = (p_o - p_e) / (1 - p_e) with p_e = 1 * 1/2 (the reviewer said "correct" both times)
     p_o, p_e = 1 / 2, 1.0 * (1 / 2)
     assert agreement_row(page, store.gpt35) == (2, 0.5, f"{(p_o - p_e) / (1 - p_e):.3f}")
-    assert adjudication_rows(store) == [
+    assert adjudication_rows(store, store.gpt35) == [
         (correct.case_id, "mcq", "agree", "Dr Agree"),
         (wrong.case_id, "mcq", "disagree", "Dr Disagree"),
     ]
@@ -387,13 +436,14 @@ def test_post_without_the_csrf_token_is_refused(page: Any, store: Store) -> None
     wrong = next(r for r in store.results[store.gpt4] if r.scores["mcq"].label == "incorrect")
     path = case_path(store.gpt4, wrong.task_id, wrong.case_id)
     goto(page, path)  # the browser now holds the CSRF cookie; the form's hidden field is what is missing
-    before = adjudication_rows(store)
+    before = adjudication_rows(store, store.gpt4)
     form = {"item_key": "mcq", "reviewer": "Mallory", "verdict": "disagree", "corrected_value": "A"}
-    refused = page.request.post(f"{path}/adjudicate", form=form)
+    adjudicate = link("adjudicate", run=store.gpt4, task=wrong.task_id, case=wrong.case_id)
+    refused = page.request.post(adjudicate, form=form)
     assert refused.status == 403 and "CSRF" in refused.text()
-    forged = page.request.post(f"{path}/adjudicate", form={**form, "csrf_token": "0" * 64})
+    forged = page.request.post(adjudicate, form={**form, "csrf_token": "0" * 64})
     assert forged.status == 403
-    assert adjudication_rows(store) == before
+    assert adjudication_rows(store, store.gpt4) == before
 
 
 def test_compare_two_runs(page: Any, store: Store) -> None:
@@ -420,7 +470,7 @@ def test_compare_two_runs(page: Any, store: Store) -> None:
     assert task.locator('[data-testid="changes-count"]').inner_text() == str(len(changed))
     first = task.locator(f'[data-testid="changes-table"] tr[data-case-id="{changed[0]}"]')
     first.locator("a.case-b").click()
-    page.wait_for_url(f"**/runs/{store.gpt4}/cases/medqa/{changed[0]}")
+    page.wait_for_url(at(case_link(store.gpt4, "medqa", changed[0])))
     assert by_testid(page, "score-label").first.inner_text() == b[changed[0]].label
 
 
@@ -447,7 +497,87 @@ def test_xss_payloads_are_inert(page: Any, store: Store) -> None:
         assert page.evaluate("window.__xss") is None
         assert by_testid(page, "output-text").inner_text().strip() == payload  # shown as text
         assert page.locator('img[src="x"]').count() == 0
-    goto(page, f"/runs/{store.xss}/cases")  # the list's output excerpts
+    goto(page, link("cases", run=store.xss))  # the list's output excerpts
     page.wait_for_load_state("load")
     assert page.evaluate("window.__xss") is None
     assert XSS_SCRIPT in visible_text(page)
+
+
+def test_the_csp_check_sees_a_violation(page: Any) -> None:
+    """The policy blocks an injected inline script and style attribute, and the page fixture notices."""
+    goto(page, "/")
+    page.evaluate(
+        "() => { const s = document.createElement('script'); s.textContent = 'window.__ran = 1';"
+        " document.body.append(s); document.body.setAttribute('style', 'background: red'); }"
+    )
+    violations = page.csp_violations
+    deadline = time.monotonic() + 5
+    while len(violations) < 2 and time.monotonic() < deadline:
+        page.wait_for_timeout(50)
+    assert page.evaluate("window.__ran") is None
+    assert page.evaluate("getComputedStyle(document.body).backgroundColor") != "rgb(255, 0, 0)"
+    assert any("script-src" in v for v in violations) and any("style-src" in v for v in violations), (
+        violations
+    )
+    violations.clear()  # expected here: the fixture fails a test on any other
+
+
+def test_every_page_renders_under_the_csp(page: Any, store: Store) -> None:
+    """Each kind of page, with its charts, loads with no CSP violation (the fixture checks) and styled."""
+    first = store.results[store.gpt35][0]
+    pages = [
+        "/",
+        link("run", run=store.gpt4),
+        link("run", run=store.four_tier),
+        link("cases", run=store.gpt35),
+        case_link(store.gpt35, first.task_id, first.case_id),
+        link("case_review", run=store.gpt35, task=first.task_id, case=first.case_id),
+        link("queue", run=store.gpt35),
+        link("agreement", run=store.gpt35),
+        link("compare", a=store.gpt35, b=store.gpt4),
+        link("leaderboard", runs=f"{store.gpt35},{store.gpt4}"),
+        link("trends"),
+        link("run", run="no-such-run"),
+    ]
+    for path in pages:
+        response = page.goto(path)
+        assert response is not None and response.status == (404 if "no-such" in path else 200), path
+        assert "frame-ancestors 'none'" in response.headers["content-security-policy"], path
+        page.wait_for_load_state("load")
+        # the stylesheet applied: the header bar is laid out by view.css, not the browser's defaults
+        assert page.evaluate("getComputedStyle(document.querySelector('main')).maxWidth") != "none", path
+    goto(page, link("run", run=store.gpt4))
+    chart = page.locator('[data-testid="chart"] svg').first
+    assert chart.is_visible() and chart.locator("rect.bar").count() > 0
+    goto(page, link("trends"))
+    series = page.locator('[data-testid="trend-chart"] g.series')
+    assert series.count() >= 1
+    colours = [
+        page.evaluate(
+            "el => getComputedStyle(el).stroke", series.nth(i).locator("path.line").element_handle()
+        )
+        for i in range(series.count())
+    ]
+    assert colours[0] == "rgb(36, 87, 197)"  # series-0 of view.css, not an inline style
+    assert len(set(colours)) == len(colours)
+
+
+def test_a_case_id_a_path_would_mangle_opens_the_case_clicked(page: Any, store: Store) -> None:
+    """Ids ``..``, ``%2e%2e``, ``a/b``, ``q?x#y`` of task ``mmlu/anatomy``: each link opens its own case (a
+    browser drops ``..`` path segments, so the ids travel in the query), and the review posts for it."""
+    assert {r.case_id for r in store.results[store.weird]} == set(WEIRD_CASES)
+    cases_page = link("cases", run=store.weird)
+    for case in WEIRD_CASES:
+        goto(page, cases_page)
+        rows = page.locator("#cases-table tbody tr[data-case-id]")
+        index = [rows.nth(i).get_attribute("data-case-id") for i in range(rows.count())].index(case)
+        rows.nth(index).locator("a.case-link").click()
+        page.wait_for_url(at(case_link(store.weird, WEIRD_TASK, case)))
+        assert page.locator("#case-id").inner_text() == visible(case)
+        assert page.locator("#case-task").inner_text() == WEIRD_TASK
+        assert by_testid(page, "input-question").inner_text().strip() == f"Question {case}?"
+    goto(page, case_path(store.weird, WEIRD_TASK, ".."))
+    review(page, "Dr Dots", corrected=None)
+    page.wait_for_url(at(case_link(store.weird, WEIRD_TASK, "..", "review")))
+    assert page.locator("#case-id").inner_text() == ".."
+    assert adjudication_rows(store, store.weird) == [("..", "mcq", "agree", "Dr Dots")]

@@ -9,6 +9,7 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
+from markupsafe import escape
 
 pytest.importorskip("starlette")
 from starlette.testclient import TestClient
@@ -17,6 +18,7 @@ from clineval import api, releases
 from clineval.metrics.intervals import wilson_interval
 from clineval.store import ResultStore
 from clineval.view import create_app
+from clineval.view.urls import case_link, link
 from tests.golden_runs import run_golden
 
 DEMO_A, DEMO_B = "medqa-gpt-4-cot", "medqa-gpt-35-cot"
@@ -89,7 +91,7 @@ def test_run_page_accuracy_labels_and_charts_match_the_stored_results(
     client: TestClient, store: tuple
 ) -> None:  # type: ignore[type-arg]
     url, ids = store
-    page = client.get(f"/runs/{ids['demo']}").text
+    page = client.get(link("run", run=ids["demo"])).text
     for task in (DEMO_A, DEMO_B):
         found = results(url, ids["demo"], task)
         correct = sum(1 for r in found if r.scores["mcq"].label == "correct")
@@ -112,7 +114,7 @@ def test_run_page_accuracy_labels_and_charts_match_the_stored_results(
 
 def test_four_tier_run_page_groups_the_scorecard_by_tier(client: TestClient, store: tuple) -> None:  # type: ignore[type-arg]
     url, ids = store
-    page = client.get(f"/runs/{ids['golden']}").text
+    page = client.get(link("run", run=ids["golden"])).text
     assert 'data-testid="scorecard"' in page
     assert 'data-testid="tier-1"' in page and 'data-testid="tier-3"' in page
     with ResultStore(url) as s:
@@ -139,30 +141,32 @@ def test_cases_page_total_filters_and_pagination(client: TestClient, store: tupl
     url, ids = store
     run = ids["demo"]
     stored = results(url, run)
-    first = client.get(f"/runs/{run}/cases").text
+    first = client.get(link("cases", run=run)).text
     assert f'data-total="{len(stored)}"' in first
     assert "A junior orthopaedic surgery resident" in first  # the question column, from the dataset file
-    page1, page2 = case_ids(first), case_ids(client.get(f"/runs/{run}/cases", params={"page": 2}).text)
+    page1, page2 = case_ids(first), case_ids(client.get(link("cases", run=run, page=2)).text)
     expected = [(r.task_id, r.case_id) for r in stored]
     assert page1 == [c for _, c in expected[:50]] and page2 == [c for _, c in expected[50:100]]
-    after = re.search(r'id="page-after" href="\?&amp;after=(\d+)"', first)
+    after = re.search(rf'id="page-after" href="/run/cases\?run={run}&amp;after=(\d+)"', first)
     assert after is not None
-    assert case_ids(client.get(f"/runs/{run}/cases", params={"after": after.group(1)}).text) == page2
+    assert case_ids(client.get(link("cases", run=run, after=after.group(1))).text) == page2
     # label filter: exactly the cases whose stored mcq label is incorrect, across every page
     wrong = [r.case_id for r in stored if r.task_id == DEMO_B and r.scores["mcq"].label == "incorrect"]
     params = {"task": DEMO_B, "label": "mcq:incorrect"}
-    html = client.get(f"/runs/{run}/cases", params=params).text
+    html = client.get(link("cases", run=run, **params)).text
     assert f'data-total="{len(wrong)}"' in html
-    seen = case_ids(html) + case_ids(client.get(f"/runs/{run}/cases", params={**params, "page": 2}).text)
+    following = re.search(r'id="page-next" rel="next" href="([^"]+)"', html)  # the filters kept
+    assert following is not None
+    seen = case_ids(html) + case_ids(client.get(following.group(1).replace("&amp;", "&")).text)
     assert seen == wrong
     # stratum, failure kind and text
     step1 = [r for r in stored if r.task_id == DEMO_A and r.metadata.get("meta_info") == "step1"]
-    html = client.get(f"/runs/{run}/cases", params={"task": DEMO_A, "stratum": "meta_info=step1"}).text
+    html = client.get(link("cases", run=run, task=DEMO_A, stratum="meta_info=step1")).text
     assert f'data-total="{len(step1)}"' in html
     failed = [r for r in stored if r.failed]
-    html = client.get(f"/runs/{run}/cases", params={"failure": failed[0].output.error.kind}).text
+    html = client.get(link("cases", run=run, failure=failed[0].output.error.kind)).text
     assert case_ids(html) == [r.case_id for r in failed]
-    html = client.get(f"/runs/{run}/cases", params={"task": DEMO_A, "q": "disclose the error"}).text
+    html = client.get(link("cases", run=run, task=DEMO_A, q="disclose the error")).text
     hits = [
         r.case_id
         for r in stored
@@ -174,7 +178,7 @@ def test_cases_page_total_filters_and_pagination(client: TestClient, store: tupl
 def test_case_page_shows_input_output_span_and_verdict(client: TestClient, store: tuple) -> None:  # type: ignore[type-arg]
     url, ids = store
     found = results(url, ids["demo"], DEMO_A)[0]
-    html = client.get(f"/runs/{ids['demo']}/cases/{DEMO_A}/{found.case_id}").text
+    html = client.get(case_link(ids["demo"], DEMO_A, found.case_id)).text
     assert 'data-testid="input-question"' in html and "carpal tunnel" in html
     assert 'data-option="B" class="gold"' in html
     span = found.scores["mcq"].breakdown["span"]
@@ -185,7 +189,7 @@ def test_case_page_shows_input_output_span_and_verdict(client: TestClient, store
 
 def test_case_page_renders_ddx_decisions_and_rule_results(client: TestClient, store: tuple) -> None:  # type: ignore[type-arg]
     url, ids = store
-    html = client.get(f"/runs/{ids['ddx']}/cases/ddx/d1").text
+    html = client.get(case_link(ids["ddx"], "ddx", "d1")).text
     table = html.split('data-testid="breakdown-decisions"')[1].split("</table>")[0]
     assert "Community-acquired pneumonia" in table and "Pneumonia" in table and "Quuxitis" in table
     assert "<th>ground_truth</th>" in table and "<th>tier</th>" in table
@@ -197,7 +201,7 @@ def test_case_page_renders_ddx_decisions_and_rule_results(client: TestClient, st
     assert score.label == "top1" and 'data-label="top1">hit in the top 1<' in html
     assert f"recall {score.value * 100:.0f}%" in html
     golden = results(url, ids["golden"])[0]
-    html = client.get(f"/runs/{ids['golden']}/cases/golden/{golden.case_id}").text
+    html = client.get(case_link(ids["golden"], "golden", golden.case_id)).text
     rules = golden.scores["guideline_adherence"].breakdown.get("rules", [])
     if rules:
         assert 'data-testid="breakdown-rules"' in html and rules[0]["rule_id"] in html
@@ -212,10 +216,8 @@ def test_compare_page_shows_the_paired_statistics_and_changed_cases(client: Test
     assert f'data-testid="changes-count">{len(task.changes)}<' in html
     assert len(task.changes) > 0
     change = task.changes[0]
-    assert (
-        f"/runs/{a}/cases/golden/{change.case_id}" in html
-        and f"/runs/{b}/cases/golden/{change.case_id}" in html
-    )
+    for run in (a, b):
+        assert f'href="{escape(case_link(run, "golden", change.case_id))}"' in html
     assert html.count('<tr data-scorer="') == len(task.paired)
     overall = next(p for p in task.paired if p.stratum_key is None and p.scorer == "guideline_adherence")
     assert f"{overall.delta * 100:+.1f} pt" in html
@@ -254,9 +256,11 @@ def test_trends_page_lists_eval_results(client: TestClient, store: tuple) -> Non
 
 
 def test_unknown_run_and_case_are_404_pages(client: TestClient) -> None:
-    assert client.get("/runs/nope").status_code == 404
-    response = client.get("/runs/nope/cases")
+    assert client.get(link("run", run="nope")).status_code == 404
+    response = client.get(link("cases", run="nope"))
     assert response.status_code == 404 and 'id="error-title"' in response.text
+    missing = client.get(link("case", run="nope", task="t"))
+    assert missing.status_code == 400 and "parameter &#39;case&#39; is required" in missing.text
 
 
 def test_a_system_that_failed_on_most_cases_gets_a_banner(tmp_path: Path) -> None:
@@ -279,7 +283,7 @@ def test_a_system_that_failed_on_most_cases_gets_a_banner(tmp_path: Path) -> Non
     )
     url = f"sqlite:///{tmp_path}/store.db"
     run_id = api.run_suite(api.RunRequest(suite_path=suite, store_url=url, cache_path=None)).run_id
-    html = TestClient(create_app(url), base_url="http://127.0.0.1").get(f"/runs/{run_id}").text
+    html = TestClient(create_app(url), base_url="http://127.0.0.1").get(link("run", run=run_id)).text
     banner = re.search(r'<div class="banner" role="alert" data-testid="failure-banner">([^<]+)<', html)
     assert banner is not None and "failed on 2 of 3 cases" in banner.group(1)
 

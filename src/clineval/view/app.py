@@ -1,7 +1,9 @@
 """The ``clineval view`` ASGI app: Starlette routes over one store, Jinja2 pages (autoescaped).
 
-Adjudication lives in another module: when ``clineval.view.review_routes`` exists, its ``routes(store_url)``
-are mounted beside these, and the case page includes ``review/panel.html.j2`` if that template exists.
+Every link a page writes comes from ``clineval.view.urls.link`` (ids in the query string, percent-encoded;
+the module says why). Adjudication lives in another module: when ``clineval.view.review_routes`` exists, its
+``routes(store_url)`` are mounted beside these, and the case page includes ``review/panel.html.j2`` if that
+template exists.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ from starlette.staticfiles import StaticFiles
 
 from clineval.store import ResultStore
 from clineval.view import pages, pages_cases, pages_compare
+from clineval.view.adjudication import LIMITS
 from clineval.view.security import GuardMiddleware, csrf_field, new_secret
+from clineval.view.urls import PATHS, case_link, legacy_routes, link, visible
 
 HERE = Path(str(resources.files("clineval.view")))
 
@@ -34,16 +38,19 @@ def _templates() -> Environment:
         lstrip_blocks=True,
     )
     env.globals["csrf_field"] = csrf_field
+    env.globals["link"] = link
+    env.globals["case_link"] = case_link
+    env.filters["visible"] = visible
+    env.globals["limits"] = LIMITS
     env.filters["dict_without"] = lambda d, *keys: {k: v for k, v in d.items() if k not in keys}
     return env
 
 
 def render(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
-    """A page: ``template`` with ``request``, ``url_for`` and the app's flags in its context."""
+    """A page: ``template`` with ``request`` and the app's flags in its context (``link`` is a global)."""
     env: Environment = request.app.state.templates
     html = env.get_template(template).render(
         request=request,
-        url_for=request.url_for,
         read_only=request.app.state.read_only,
         review_installed=request.app.state.review_installed,
         **context,
@@ -72,14 +79,15 @@ def create_app(store_url: str, *, token: str | None = None, read_only: bool = Fa
     """
     store = ResultStore(store_url, must_exist=True)
     routes: list[BaseRoute] = [
-        Route("/", pages.runs_page, name="runs"),
-        Route("/runs/{run_id}", pages.run_page, name="run"),
-        Route("/runs/{run_id}/cases", pages_cases.cases_page, name="cases"),
-        Route("/runs/{run_id}/cases/{task_id}/{case_id:path}", pages_cases.case_page, name="case"),
-        Route("/compare", pages_compare.compare_page, name="compare"),
-        Route("/leaderboard", pages_compare.leaderboard_page, name="leaderboard"),
-        Route("/trends", pages_compare.trends_page, name="trends"),
+        Route(PATHS["runs"], pages.runs_page, name="runs"),
+        Route(PATHS["run"], pages.run_page, name="run"),
+        Route(PATHS["cases"], pages_cases.cases_page, name="cases"),
+        Route(PATHS["case"], pages_cases.case_page, name="case"),
+        Route(PATHS["compare"], pages_compare.compare_page, name="compare"),
+        Route(PATHS["leaderboard"], pages_compare.leaderboard_page, name="leaderboard"),
+        Route(PATHS["trends"], pages_compare.trends_page, name="trends"),
         Mount("/static", app=StaticFiles(directory=str(HERE / "static")), name="static"),
+        *legacy_routes(),
     ]
     extra = _review_routes(store_url)
     app = Starlette(

@@ -27,6 +27,14 @@ def store_of(request: Request) -> ResultStore:
     return store
 
 
+def required(request: Request, name: str) -> str:
+    """The query parameter ``name`` (checked by ``clineval.view.params``); 400 when absent or empty."""
+    value = request.query_params.get(name)
+    if not value:
+        raise HTTPException(400, f"parameter {name!r} is required")
+    return value
+
+
 def resolve(request: Request, run_id: str) -> str:
     """The full id of a run named by id or unique prefix; 404 otherwise."""
     try:
@@ -82,7 +90,7 @@ async def runs_page(request: Request) -> Response:
 async def run_page(request: Request) -> Response:
     from clineval.view.app import render as page
 
-    run_id = resolve(request, request.path_params["run_id"])
+    run_id = resolve(request, required(request, "run"))
     engine = store_of(request).engine
     row = queries.run_rows(engine, run_id)[0]
     order = [t.id for t in row.suite.tasks]

@@ -11,18 +11,12 @@ from starlette.responses import Response
 from clineval.core import CaseResult, SuiteSpec
 from clineval.report.cases import classify, excerpt
 from clineval.view import queries, queries_inputs, render_case
-from clineval.view.pages import resolve, store_of
+from clineval.view.pages import required, resolve, store_of
+from clineval.view.params import int_param
 from clineval.view.security import csrf_field
 
 EXCERPT_CHARS = 140
 EAGER_DATASET_CASES = 20_000
-
-
-def _int(value: str | None, default: int | None) -> int | None:
-    try:
-        return int(value) if value not in (None, "") else default
-    except ValueError:
-        raise HTTPException(400, f"not a number: {value!r}") from None
 
 
 def _short(text: str, limit: int = EXCERPT_CHARS) -> str:
@@ -58,10 +52,12 @@ def _inputs(
 async def cases_page(request: Request) -> Response:
     from clineval.view.app import render as page
 
-    run_id = resolve(request, request.path_params["run_id"])
+    run_id = resolve(request, required(request, "run"))
     store = store_of(request)
     info = store.get_run(run_id)
     params = request.query_params
+    if not queries.storable(store.engine, params.get("task", "")):
+        raise HTTPException(404, f"no task {params['task']!r} in run {run_id}")
     flt = queries.CaseFilter(
         task=params.get("task") or None,
         label=params.get("label") or None,
@@ -77,8 +73,8 @@ async def cases_page(request: Request) -> Response:
             for i in queries_inputs.matching_ids(cached, flt.text)
         ]
         flt = queries.CaseFilter(**{**flt.__dict__, "case_ids": tuple(ids) or None})
-    page_no = _int(params.get("page"), 1) or 1
-    after = _int(params.get("after"), None)
+    page_no = int_param(params.get("page"), 1)
+    after = int(params["after"]) if params.get("after") else None
     found = queries.case_page(store.engine, run_id, flt, page=page_no, after=after)
     inputs = {t.id: _inputs(info.suite, t.id, info.provenance) for t in info.suite.tasks}
     rows = [_row(i, r, inputs.get(r.task_id)) for i, r in found.rows]
@@ -87,10 +83,11 @@ async def cases_page(request: Request) -> Response:
         request,
         "cases.html.j2",
         info=info,
+        run_id=run_id,
         rows=rows,
         found=found,
         flt=flt,
-        params=flt.as_params(),
+        params={("q" if k == "text" else k): v for k, v in flt.as_params().items()},
         first=first,
         page_no=page_no if after is None else None,
         tasks=[t.id for t in info.suite.tasks],
@@ -101,10 +98,11 @@ async def cases_page(request: Request) -> Response:
 async def case_page(request: Request) -> Response:
     from clineval.view.app import render as page
 
-    run_id = resolve(request, request.path_params["run_id"])
-    task_id, case_id = request.path_params["task_id"], request.path_params["case_id"]
+    run, task_id, case_id = (required(request, name) for name in ("run", "task", "case"))
+    run_id = resolve(request, run)
     store = store_of(request)
-    result = queries.one_case(store.engine, run_id, task_id, case_id)
+    found = queries.storable(store.engine, task_id, case_id)
+    result = queries.one_case(store.engine, run_id, task_id, case_id) if found else None
     if result is None:
         raise HTTPException(404, f"no case {case_id!r} of task {task_id!r} in run {run_id}")
     info = store.get_run(run_id)

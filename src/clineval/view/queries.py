@@ -222,6 +222,12 @@ def label_counts(
     return found
 
 
+def storable(engine: Engine, *ids: str) -> bool:
+    """Whether the store can hold these ids: PostgreSQL text cannot hold NUL, so no id stored there has one
+    (and asking is a database error); SQLite keeps what the dataset said, NUL included."""
+    return engine.dialect.name == "sqlite" or not any("\x00" in i for i in ids)
+
+
 def one_case(engine: Engine, run_id: str, task_id: str, case_id: str) -> CaseResult | None:
     raw = type_coerce(case_results.c.result, Text)
     query = select(raw).where(

@@ -1,11 +1,13 @@
-"""The viewer's adjudication routes (mounted by ``clineval.view.app.create_app``):
+"""The viewer's adjudication routes (mounted by ``clineval.view.app.create_app``); the run, task and case
+are named in the query string (``clineval.view.urls`` says why):
 
-- ``POST /runs/{run_id}/cases/{task_id}/{case_id}/adjudicate`` (form: ``reviewer``, ``item_key``,
-  ``verdict``, ``corrected_value``, ``comment`` and the CSRF field): records one review, then 303 back
-  to the case's review panel; an invalid review is a 400 page saying why;
-- ``GET /runs/{run_id}/cases/{task_id}/{case_id}/review``: the review panel of one case with its history;
-- ``GET /runs/{run_id}/review?kind=...&seed=0&n=20``: the review queue;
-- ``GET /runs/{run_id}/agreement``: the agreement figures and the adjudicated metrics.
+- ``POST /run/case/adjudicate?run=R&task=T&case=C`` (form: ``reviewer``, ``item_key``, ``verdict``,
+  ``corrected_value``, ``comment`` and the CSRF field): records one review, then 303 back to the case's
+  review panel; an invalid review (a reviewer name over 200 characters, a comment over 10,000, a NUL...) is
+  a 400 page saying why above the form, which keeps what was typed;
+- ``GET /run/case/review?run=R&task=T&case=C``: the review panel of one case with its history;
+- ``GET /run/review?run=R&kind=...&seed=0&n=20``: the review queue;
+- ``GET /run/agreement?run=R``: the agreement figures and the adjudicated metrics.
 
 Every page is rendered by Jinja2 with autoescaping: case text and reviewer comments are inert.
 """
@@ -15,18 +17,19 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from clineval.core import RunNotFoundError, UserInputError
 from clineval.store import ResultStore
-from clineval.view import security
+from clineval.view import queries, security
 from clineval.view.adjudication import (
+    LIMITS,
     AdjudicationError,
     adjudicated_metrics,
     history,
@@ -34,22 +37,25 @@ from clineval.view.adjudication import (
     record,
 )
 from clineval.view.agreement import run_agreement
+from clineval.view.params import int_param
 from clineval.view.review_items import items_for
 from clineval.view.review_queue import QUEUE_KINDS, review_queue
+from clineval.view.urls import PATHS, case_link, link, visible
 
 TEMPLATES = Path(__file__).parent / "templates"
 
 
 @cache
 def environment() -> Environment:
-    return Environment(
+    env = Environment(
         loader=FileSystemLoader(str(TEMPLATES)),
         autoescape=select_autoescape(default=True, default_for_string=True),
     )
-
-
-def case_url(run_id: str, task_id: str, case_id: str) -> str:
-    return "/runs/{}/cases/{}/{}".format(*(quote(p, safe="") for p in (run_id, task_id, case_id)))
+    env.globals["link"] = link
+    env.globals["case_link"] = case_link
+    env.filters["visible"] = visible
+    env.globals["limits"] = LIMITS
+    return env
 
 
 def _page(request: Request, title: str, partial: str, status: int = 200, **context: Any) -> HTMLResponse:
@@ -76,13 +82,12 @@ def _page(request: Request, title: str, partial: str, status: int = 200, **conte
     return HTMLResponse(html, status_code=status)
 
 
-def _int(value: str | None, default: int, name: str) -> int:
-    if value is None or value == "":
-        return default
-    try:
-        return int(value)
-    except ValueError:
-        raise UserInputError(f"{name} must be an integer, got {value!r}") from None
+def _ids(request: Request, *names: str) -> list[str]:
+    """The query parameters ``names`` (checked by ``clineval.view.params``); 400 when one is missing."""
+    missing = [n for n in names if not request.query_params.get(n)]
+    if missing:
+        raise HTTPException(400, f"parameter {missing[0]!r} is required")
+    return [request.query_params[n] for n in names]
 
 
 def routes(store_url: str) -> list[Route]:
@@ -92,22 +97,27 @@ def routes(store_url: str) -> list[Route]:
     def store() -> ResultStore:
         return ResultStore(store_url, must_exist=True)
 
-    def _run_id(request: Request) -> str:
-        return store().resolve_run_id(request.path_params["run_id"])
+    def resolved(run_id: str) -> str:
+        return store().resolve_run_id(run_id)
+
+    def storable(*ids: str) -> bool:
+        return queries.storable(store().engine, *ids)
 
     async def adjudicate(request: Request) -> Response:
         form = await request.form()
         security.check_csrf(request, form)
-        run_id, task_id, case_id = (request.path_params[k] for k in ("run_id", "task_id", "case_id"))
+        run_id, task_id, case_id = _ids(request, "run", "task", "case")
 
         def field(name: str) -> str:
             value = form.get(name)
             return value if isinstance(value, str) else ""
 
         try:
+            if not storable(task_id, case_id):
+                raise AdjudicationError(f"no case {task_id}/{case_id} in run {run_id}")
             record(
                 store(),
-                _run_id(request),
+                resolved(run_id),
                 task_id,
                 case_id,
                 item_key=field("item_key"),
@@ -117,8 +127,13 @@ def routes(store_url: str) -> list[Route]:
                 comment=field("comment"),
             )
         except (AdjudicationError, RunNotFoundError) as err:
-            return _panel(request, run_id, task_id, case_id, error=err.problem, status=400)
-        return RedirectResponse(case_url(run_id, task_id, case_id) + "#review", status_code=303)
+            typed = {
+                "reviewer": field("reviewer"),
+                "comment": field("comment"),
+                "item_key": field("item_key"),
+            }
+            return _panel(request, run_id, task_id, case_id, error=err.problem, typed=typed, status=400)
+        return RedirectResponse(case_link(run_id, task_id, case_id, "review"), status_code=303)
 
     def _panel(
         request: Request,
@@ -127,10 +142,13 @@ def routes(store_url: str) -> list[Route]:
         case_id: str,
         *,
         error: str | None = None,
+        typed: dict[str, str] | None = None,
         status: int = 200,
     ) -> HTMLResponse:
         try:
-            result = load_case(store(), _run_id(request), task_id, case_id)
+            if not storable(task_id, case_id):
+                raise AdjudicationError(f"no case {task_id}/{case_id} in run {run_id}")
+            result = load_case(store(), resolved(run_id), task_id, case_id)
         except (AdjudicationError, RunNotFoundError) as err:
             return _page(
                 request,
@@ -147,41 +165,55 @@ def routes(store_url: str) -> list[Route]:
             )
         return _page(
             request,
-            f"Review {task_id} / {case_id}",
+            f"Review {visible(task_id)} / {visible(case_id)}",
             "review/panel.html.j2",
             status,
             error=error,
+            typed=typed or {},
             run_id=run_id,
             task_id=task_id,
             case_id=case_id,
             result=result.model_dump(mode="json"),
             review_items=items_for(result),
-            review_history=history(store(), _run_id(request), task_id, case_id),
+            review_history=history(store(), resolved(run_id), task_id, case_id),
         )
 
     async def case_review(request: Request) -> Response:
-        p = request.path_params
-        return _panel(request, p["run_id"], p["task_id"], p["case_id"])
+        return _panel(request, *_ids(request, "run", "task", "case"))
 
     async def queue(request: Request) -> Response:
-        run_id = request.path_params["run_id"]
+        (run_id,) = _ids(request, "run")
         kinds = request.query_params.getlist("kind") or list(QUEUE_KINDS)
         params = request.query_params
-        context = {"run_id": run_id, "kinds": kinds, "all_kinds": QUEUE_KINDS, "entries": []}
+        seed, n = int_param(params.get("seed"), 0), int_param(params.get("n"), 20)
+        context: dict[str, Any] = {
+            "run_id": run_id,
+            "kinds": kinds,
+            "all_kinds": QUEUE_KINDS,
+            "seed": seed,
+            "n": n,
+        }
         try:
-            seed, n = _int(params.get("seed"), 0, "seed"), min(_int(params.get("n"), 20, "n"), 1000)
-            context.update(seed=seed, n=n)
-            context["entries"] = review_queue(store(), _run_id(request), kinds, seed=seed, n=n)
+            entries = review_queue(store(), resolved(run_id), kinds, seed=seed, n=n)
         except UserInputError as err:
-            context.setdefault("seed", 0)
-            context.setdefault("n", 20)
-            return _page(request, "Review queue", "review/queue.html.j2", 400, error=err.problem, **context)
-        return _page(request, f"Review queue — run {run_id[:12]}", "review/queue.html.j2", **context)
+            status = 404 if isinstance(err, RunNotFoundError) else 400
+            return _page(
+                request,
+                "Review queue",
+                "review/queue.html.j2",
+                status,
+                error=err.problem,
+                entries=[],
+                **context,
+            )
+        return _page(
+            request, f"Review queue — run {run_id[:12]}", "review/queue.html.j2", entries=entries, **context
+        )
 
     async def agreement(request: Request) -> Response:
-        run_id = request.path_params["run_id"]
+        (run_id,) = _ids(request, "run")
         try:
-            full = _run_id(request)
+            full = resolved(run_id)
         except RunNotFoundError as err:
             return _page(
                 request,
@@ -203,8 +235,8 @@ def routes(store_url: str) -> list[Route]:
         )
 
     return [
-        Route("/runs/{run_id}/cases/{task_id}/{case_id:path}/adjudicate", adjudicate, methods=["POST"]),
-        Route("/runs/{run_id}/cases/{task_id}/{case_id:path}/review", case_review, methods=["GET"]),
-        Route("/runs/{run_id}/review", queue, methods=["GET"]),
-        Route("/runs/{run_id}/agreement", agreement, methods=["GET"]),
+        Route(PATHS["adjudicate"], adjudicate, methods=["POST"]),
+        Route(PATHS["case_review"], case_review, methods=["GET"]),
+        Route(PATHS["queue"], queue, methods=["GET"]),
+        Route(PATHS["agreement"], agreement, methods=["GET"]),
     ]
