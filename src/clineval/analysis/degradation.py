@@ -10,11 +10,16 @@ answer):
 - ``judge``: at least one of the case's judge decisions has an error (``raw["equivalence_judge"]``);
   the kinds are counted per judge call (a call failure ``"<kind>: <message>"`` gives ``<kind>``; a reply
   with no usable answer ``unusable_reply``; a name too long to send ``not_sent``);
-- ``scorer NAME``: the scorer raised on the case (label ``scorer_error``, kind = the exception type).
+- ``scorer NAME``: the scorer raised on the case (label ``scorer_error``, kind = the exception type), or
+  could not score it although the system answered: a label of :data:`UNSCORED` (kind = the label), e.g.
+  ``no_differential`` (the output has no structured differential: DDx recall 0 on every case, "a silent
+  zero"), ``no_reference`` (the case has nothing to score against: ``ddx`` on an MCQ dataset), ``unparsed``
+  (no answer could be read). A case whose system call failed is counted under ``system`` only.
 
 A component is *degraded* when it failed on more than ``threshold`` (default 20%) of the cases it ran on
 (``failed / total > threshold``). Each degraded component gives one warning line naming the task, the
-component, the count and fraction and the most frequent failure kinds.
+component, the count and fraction and the most frequent failure kinds, and for a scorer that could not
+score, the likely cause (:data:`CAUSES`).
 """
 
 from __future__ import annotations
@@ -32,6 +37,45 @@ MAX_KINDS = 3  # failure kinds named in one line; the rest are summed as "+N oth
 SCORER_ERROR = "scorer_error"
 _CALL_KIND = re.compile(r"^([a-z][a-z0-9_]*): ")  # runner.judging records a failed call as "kind: message"
 _JUDGE_PROBLEMS = (("a name is longer than", "not_sent"), ("the judge has no prompt", "no_prompt"))
+
+# Labels a scorer gives a case it could not score although the system answered (each scorer's module says
+# when). Not listed, because they are legitimate: ``not_applicable`` (e.g. no red flag), ``failed`` (the
+# system failed: counted as ``system``), and every label of a scored case.
+UNSCORED = (
+    "no_differential",
+    "no_reference",
+    "unparsed",
+    "no_patient",
+    "no_transcript",
+    "no_reasoning",
+    "unscorable",
+    "no_judge",
+    "empty",
+)
+# (scorer, label) -> the likely cause, shown in the warning; (None, label) for any scorer
+CAUSES: dict[tuple[str | None, str], str] = {
+    ("ddx", "no_differential"): "outputs carry no structured differential: ask the model for JSON with a "
+    "`differential` list (see docs/ddx_scoring.md)",
+    ("ddx", "no_reference"): "the dataset has no expected differential (reference.differential): `ddx` "
+    "scores differential-diagnosis datasets (see docs/ddx_scoring.md)",
+    ("mcq", "no_reference"): "the cases have no gold answer among their options: is this an MCQ dataset?",
+    (None, "no_reference"): "the cases carry no reference this scorer needs: is it the right scorer for "
+    "this dataset?",
+    (None, "unparsed"): "no answer could be read from the outputs: ask for the option letter (or a JSON "
+    "`answer`) and check the prompt",
+    (None, "no_patient"): "the cases have no input.data['patient'] record (see docs/tier3_guidelines.md)",
+    (None, "no_transcript"): "outputs carry no multi-agent transcript (see docs/process_metrics.md)",
+    (None, "no_reasoning"): "outputs carry no reasoning text",
+    (None, "unscorable"): "the cases have no rubric items with positive points",
+    (None, "no_judge"): "the task has no judge: add `judge:` to the task",
+    (None, "empty"): "the outputs are empty",
+}
+
+
+def likely_cause(component: str, kind: str) -> str | None:
+    """The cause of ``kind`` for a ``scorer NAME`` component (None: not an unscored label)."""
+    scorer = component.removeprefix("scorer ")
+    return CAUSES.get((scorer, kind)) or CAUSES.get((None, kind))
 
 
 @dataclass(frozen=True)
@@ -76,11 +120,27 @@ class ComponentFailures:
         rest = sum(n for _, n in ranked[MAX_KINDS:])
         return ", ".join(parts + ([f"+{rest} other"] if rest else []))
 
+    @property
+    def unscored(self) -> bool:
+        """A scorer whose every failure is a case it could not score (not an exception)."""
+        return self.component.startswith("scorer ") and bool(self.kinds) and set(self.kinds) <= set(UNSCORED)
+
+    def cause(self) -> str | None:
+        """The likely cause of the most frequent unscored label (None for other failures)."""
+        if not self.unscored:
+            return None
+        top = sorted(self.kinds.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
+        return likely_cause(self.component, top)
+
     def warning(self) -> str:
-        return f"task {self.task_id}: {self.component} failed on {self.counts_text()}: {self.kinds_text()}"
+        verb = "could not score" if self.unscored else "failed on"
+        text = f"task {self.task_id}: {self.component} {verb} {self.counts_text()}: {self.kinds_text()}"
+        cause = self.cause()
+        return text + (f" — likely cause: {cause}" if cause else "")
 
     def as_dict(self, threshold: float) -> dict[str, Any]:
-        return {
+        """The stored record; ``unscored`` and ``cause`` only for a scorer that could not score."""
+        found = {
             "task": self.task_id,
             "component": self.component,
             "failed": self.failed,
@@ -91,6 +151,9 @@ class ComponentFailures:
             "kinds": dict(sorted(self.kinds.items(), key=lambda kv: (-kv[1], kv[0]))),
             "degraded": self.degraded(threshold),
         }
+        if self.unscored:
+            found |= {"unscored": True, "cause": self.cause()}
+        return found
 
 
 def judge_error_kind(error: str) -> str:
@@ -124,10 +187,15 @@ def _judge(result: CaseResult) -> Iterable[Outcome]:
 
 
 def _scorers(result: CaseResult) -> Iterable[Outcome]:
+    answered = not result.output.failed
     for name, score in result.scores.items():
-        failed = score.label == SCORER_ERROR
-        kind = (score.explanation or "").partition(":")[0].strip() or "exception"
-        yield Outcome(f"scorer {name}", 1, (kind,) if failed else ())
+        if score.label == SCORER_ERROR:
+            kinds: tuple[str, ...] = ((score.explanation or "").partition(":")[0].strip() or "exception",)
+        elif answered and score.label in UNSCORED:
+            kinds = (str(score.label),)
+        else:
+            kinds = ()
+        yield Outcome(f"scorer {name}", 1, kinds)
 
 
 # Registry of what can fail on a case; a new component adds one probe here.

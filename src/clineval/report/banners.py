@@ -40,7 +40,9 @@ def component_line(c: Mapping[str, Any]) -> str:
     parts = [f"{kind} {n}" for kind, n in ranked[:MAX_KINDS]]
     rest = sum(n for _, n in ranked[MAX_KINDS:])
     shown = ", ".join(parts + ([f"+{rest} other"] if rest else []))
-    return f"task {c.get('task')}: {c.get('component')} failed on {text}): {shown}"
+    verb = "could not score" if c.get("unscored") else "failed on"  # a scorer's unscored cases
+    cause = f" — likely cause: {c['cause']}" if c.get("cause") else ""
+    return f"task {c.get('task')}: {c.get('component')} {verb} {text}): {shown}{cause}"
 
 
 def failure_banners(run: RunResult, threshold: float = BANNER_THRESHOLD) -> list[str]:
