@@ -94,7 +94,8 @@ def test_every_registered_name_resolves_to_a_factory() -> None:
     assert SCORERS.names() == sorted(
         "mcq mcq_selection cds_report ddx process retrieval guideline_citation guideline_adherence "
         "judge_dimensions rubric schema citation_grounding scope contraindications escalation latency "
-        "reasoning_quality clinical_accuracy".split()
+        "reasoning_quality clinical_accuracy problems_identified evidence_types_cited "
+        "severity_agreement".split()
     )
     assert SYSTEMS.names() == sorted(
         "predictions callable http openai lddx ddxplus_differential trec_run recorded".split()

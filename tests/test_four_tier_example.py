@@ -5,10 +5,14 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "examples" / "cds_recommender"))
 
+from recommender import recommend  # noqa: E402
 from run_four_tier import render, run  # noqa: E402
 
 
@@ -39,3 +43,39 @@ def test_four_tier_example(tmp_path: Path) -> None:
     assert conditions["pe"]["guideline_adherence"] == 0.0 and conditions["chf"]["n"] == 15
     report = render(result)
     assert "## Tier 1: structural and safety checks" in report and "| pe | 15 | 0.000 |" in report
+    golden_labels(result, rows, scores)
+
+
+def golden_labels(result: Any, rows: list[dict[str, Any]], scores: dict[str, Any]) -> None:
+    """The golden-set label scorers and the design-table ruleset, checked against values computed here."""
+    outputs = {r["id"]: recommend(r["patient"]) for r in rows}
+    # severity: the recommender says high when it escalates, moderate when it acts, low otherwise
+    pairs = [(r["reference"]["severity"], outputs[r["id"]]["severity"]) for r in rows]
+    agree = sum(e == p for e, p in pairs)
+    assert scores["severity_accuracy"] == agree / 102
+    n = len(pairs)
+    chance = sum(
+        sum(e == c for e, _ in pairs) * sum(p == c for _, p in pairs) for c in {x for pr in pairs for x in pr}
+    ) / (n * n)
+    assert scores["severity_kappa"] == pytest.approx((agree / n - chance) / (1 - chance))
+    # evidence: it cites one guideline row per action and nothing else: 1/|E| where a guideline is expected
+    coverage = [
+        (1 / len(r["reference"]["evidence_source_types"]))
+        if "guideline" in r["reference"]["evidence_source_types"] and outputs[r["id"]]["recommended_actions"]
+        else 0.0
+        for r in rows
+    ]
+    assert scores["evidence_type_coverage"] == pytest.approx(sum(coverage) / 102)
+    # problems, by hand: "Heart failure" for heart failure + volume overload (1 of 2), "Pulmonary
+    # embolism" for a high-risk PE (obstructive shock missed), the CAP named exactly
+    by_id = {r.case_id: r.scores["problems_identified"] for r in result.results}
+    assert (by_id["gs2-chf-01"].value, by_id["gs2-chf-01"].breakdown["missed"]) == (0.5, ["volume overload"])
+    assert (by_id["gs2-pe-11"].value, by_id["gs2-pe-11"].breakdown["missed"]) == (0.5, ["obstructive shock"])
+    assert by_id["gs2-pneumonia-01"].value == 1.0 and scores["problem_recall"] < 1.0
+    # design table beside v2: PE gets apixaban only (no thrombolysis escalation, no risk stratification);
+    # every COPD exacerbation gets SABA + prednisolone
+    assert scores["adherence_dt_pe_unstable"] == scores["adherence_dt_pe_stable"] == 0.0
+    assert (
+        scores["adherence_dt_copd_exacerbation"] == 1.0 and scores["n_applicable_dt_copd_exacerbation"] == 16
+    )
+    assert 0.0 < float(scores["design_table_adherence"]) < 1.0  # type: ignore[arg-type]

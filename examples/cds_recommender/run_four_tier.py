@@ -90,6 +90,14 @@ def render(run: RunResult) -> str:
                 ]
         lines.append("")
     lines += [
+        "Golden-set labels (formulas in the scorers' docstrings): `evidence_type_coverage` (tier 2, gates)",
+        "is the share of the expected evidence source types cited by a recommendation and grounded in the",
+        "case; `problem_jaccard` (tier 3, gates) the overlap of the stated problems with the expected ones",
+        "(`problem_recall`, tracked, is inflated by listing every problem); `severity_kappa` (tier 3, gates)",
+        "the agreement on severity beyond chance (`severity_accuracy`, `severity_within_one`: tracked, a",
+        "constant answer reaches them). `design_table_adherence` scores the four-tier design's own 12-row",
+        "rule table beside the v2 rules (`guideline_adherence`).",
+        "",
         "## Guideline adherence by condition (tier 3)",
         "",
         "| condition | n | adherence | 95% CI |",

@@ -34,3 +34,6 @@ SCORERS.add_lazy("escalation", "clineval.scoring.structural:make_escalation_scor
 SCORERS.add_lazy("latency", "clineval.scoring.structural:make_latency_scorer")
 SCORERS.add_lazy("reasoning_quality", "clineval.scoring.reasoning:make_reasoning_quality_scorer")
 SCORERS.add_lazy("clinical_accuracy", "clineval.scoring.clinical_accuracy:make_clinical_accuracy_scorer")
+SCORERS.add_lazy("problems_identified", "clineval.scoring.golden_problems:make_problems_scorer")
+SCORERS.add_lazy("evidence_types_cited", "clineval.scoring.golden_evidence:make_evidence_types_scorer")
+SCORERS.add_lazy("severity_agreement", "clineval.scoring.golden_severity:make_severity_scorer")
