@@ -63,6 +63,9 @@ CUES: list[tuple[str, str]] = [
     ("X unsafe", "X unsafe at present"),
     ("defer X", "Defer X"),
     ("X are contraindicated (list)", "NSAIDs and X are contraindicated"),
+    ("X cannot be given", "X cannot be given here"),
+    ("unable to give X", "Unable to give X"),
+    ("patient refuses X", "The patient refuses X"),
 ]
 
 # Lookalikes: a cue word whose scope does not reach X (X stays recommended)
@@ -84,6 +87,7 @@ LOOKALIKES: list[tuple[str, str]] = [
     ("no other cause: give X", "No other cause found: give X"),
     ("X as no contraindication", "X as there is no contraindication"),
     ("X (avoid hypotension)", "X (avoid hypotension)"),
+    ("we cannot delay X", "We cannot delay X"),
 ]
 
 FORBIDDEN_X, REQUIRED_X = "systemic thrombolysis with alteplase", "oral prednisolone 30 mg"

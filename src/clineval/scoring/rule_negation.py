@@ -7,14 +7,15 @@ rule engine (``clineval.scoring.rule_actions``) looks for actions, forbidden or 
 
 **Cues.** *Before* the action: "avoid", "do not", "don't", "should not", "never", "no", "nor", "not",
 "hold", "withhold", "omit", "stop", "discontinue", "cease", "defer", "delay", "postpone", "decline",
-"refuse", "without", "instead of", "rather than", "in place of", "cannot", "unable to", "contraindication
-to/for", "not a candidate for", "ineligible / unsuitable for". *After* it: "contraindicated", "(is) not
+"refuse", "without", "instead of", "rather than", "in place of", "contraindication to/for", "not a
+candidate for", "ineligible / unsuitable for". *After* it: "contraindicated", "(is) not
 indicated / recommended / advised / appropriate / suitable / required / needed / warranted / safe /
 possible / available / feasible", "inappropriate", "unsafe", "unavailable", "on hold", "not given",
 "should not be given", "no longer indicated / required / needed". A participle ("held", "withheld",
 "stopped", "discontinued", "omitted", "ceased", "deferred", "declined", "refused", "avoided",
-"postponed") covers the words before it ("X stopped on admission"), but the words after it when it comes
-first in its part or after an agent or a perfect ("stopped X", "patient declined X", "we have stopped X").
+"postponed", and "cannot", "unable to") covers the words before it ("X stopped on admission", "PCI
+cannot be done"), but the words after it when it comes first in its part or after an agent or a perfect
+("stopped X", "patient declined X", "we have stopped X", "unable to give X").
 
 **Scope.** A clause (split at ``;``, ``.``, " but " by ``rule_patient``) is cut at hard boundaries (``:``,
 ``(``, ``)``, ``[``, ``]``, a spaced dash, "then", "followed by", "instead") and soft ones (``,``, ``+``,
@@ -54,7 +55,9 @@ _DELAY = (
     r"(?:the\s+|any\s+)?(?:delay\w*|wait\w*|postpon\w*|hesitat\w*|interrupt\w*|stop\w*|discontinu\w*|"
     r"withh[eo]ld\w*|hold\w*|held|omit\w*|miss\w*|forget\w*|defer\w*|ceas\w*)"
 )
-_NEG_HEAD = r"(?:do\s+not|don'?t|does\s+not|should\s+not|must\s+not|never|avoid\w*|no|not|without|nor)"
+_NEG_HEAD = (
+    r"(?:do\s+not|don'?t|does\s+not|should\s+not|must\s+not|cannot|can'?t|never|avoid\w*|no|not|without|nor)"
+)
 # Matched first and consumed: what is said with a cue word but negates nothing.
 _SKIP = (
     rf"{_NEG_HEAD}\s+{_DELAY}{_E}",
@@ -72,12 +75,14 @@ _POST = (
     r"warranted|safe|possible|available|feasible|an\s+option|to\s+be\s+given|given)",
     r"inappropriate|unsafe|unavailable|ill-advised|on\s+hold",
 )
-_PARTICIPLE = r"held|withheld|stopped|discontinued|omitted|ceased|deferred|declined|refused|avoided|postponed"
+_PARTICIPLE = (
+    r"held|withheld|stopped|discontinued|omitted|ceased|deferred|declined|refused|avoided|postponed|"
+    r"cannot|can'?t|can\s+not|unable\s+to|not\s+able\s+to"  # "PCI cannot be done" / "cannot give X"
+)
 _PRE = (
     r"contra-?indications?\s+(?:to|for|with)",
     r"not\s+(?:a\s+)?(?:candidate|eligible|suitable)\s+for|ineligible\s+for|unsuitable\s+for",
     r"do\s+not|don'?t|does\s+not|doesn'?t|did\s+not|should\s+not|shouldn'?t|must\s+not|mustn'?t|need\s+not",
-    r"cannot|can'?t|can\s+not|unable\s+to|not\s+able\s+to",
     r"instead\s+of|rather\s+than|in\s+place\s+of",
     r"avoid\w*|withhold\w*|hold(?:ing)?|omit(?:ting)?|stop(?:ping)?|discontinu(?:e|ing)|ceas(?:e|ing)|"
     r"defer(?:ring)?|delay(?:ing)?|postpon(?:e|ing)|declin(?:e|es|ing)|refus(?:e|es|ing)",
