@@ -47,7 +47,7 @@ def _breakdown(scorer: Any) -> dict[str, Any]:
     for metric in scorer.metrics:
         for key in getattr(metric, "breakdown_keys", None) or ():
             out[key] = _value(key)
-    if scorer.name == "guideline_adherence":
+    if scorer.name.startswith("guideline_adherence"):
         rules = next(m for m in scorer.metrics if type(m).__name__ == "RuleAdherenceRates").rule_ids
         out["rules"] = [{"rule_id": r, "applicable": True, "adherent": True} for r in rules]
     if scorer.name == "judge_dimensions":
@@ -58,11 +58,16 @@ def _breakdown(scorer: Any) -> dict[str, Any]:
     return out
 
 
+# options that change which keys a built-in scorer emits
+VARIANTS: list[tuple[str, dict[str, Any]]] = [("guideline_adherence", {"ruleset": "design_table"})]
+
+
 def builtin_metric_keys() -> dict[str, set[str]]:
-    """Scorer name -> every key its metrics emit over a rich two-case column (default options)."""
+    """Scorer name -> every key its metrics emit over a rich two-case column (default options, and the
+    :data:`VARIANTS`)."""
     found: dict[str, set[str]] = {}
-    for name in SCORERS.names():
-        scorer = SCORERS.get(name)({})
+    for name, options in [(n, {}) for n in SCORERS.names()] + VARIANTS:
+        scorer = SCORERS.get(name)(options)
         breakdown = _breakdown(scorer)
         scores = [
             Score(value=0.0, label="graded", breakdown=breakdown),
@@ -71,7 +76,7 @@ def builtin_metric_keys() -> dict[str, set[str]]:
         keys: set[str] = set()
         for metric in scorer.metrics:
             keys |= set(compute_metric(metric, ScoreColumn.from_scores(scores)))
-        found[name] = keys
+        found[scorer.name] = keys
     return found
 
 

@@ -42,8 +42,14 @@ Direction = Literal["higher", "lower"]
 Role = Literal["gate", "track", "never"]
 
 ADHERENCE = "guideline_adherence"
-# tier -> the (higher-is-better) metrics of that tier's scorers that gate; a tier not listed (4) is tracked
-TIER_GATES: dict[int, str] = {1: "*", 2: "*", 3: ADHERENCE}
+# tier -> the (higher-is-better) metrics of that tier's scorers that gate ("*": all); a tier not listed (4)
+# is tracked. Tier 3: guideline adherence, and of the golden-set labels the metric no constant answer can
+# raise (problem_jaccard, severity_kappa: scoring.golden_problems, scoring.golden_severity)
+TIER_GATES: dict[int, tuple[str, ...]] = {
+    1: ("*",),
+    2: ("*",),
+    3: (ADHERENCE, "problem_jaccard", "severity_kappa"),
+}
 _PLACEHOLDERS = {"{k}": r"[0-9]+", "{name}": r".+"}
 
 
@@ -108,6 +114,11 @@ METRIC_RULES: tuple[MetricRule, ...] = (
     *_rules("higher", "track", "a pooled view of the per-case recall that gates",
             "recall_micro", "recall_micro_judged"),
     MetricRule("{name}_judged", "higher", "track", _JUDGED),
+    MetricRule("recall_broader", "higher", "track",
+               "partial credit for a name more general than the ground truth (never a hit): beside recall"),
+    MetricRule("broader_share", "lower", "track", "share of names more general than the ground truth"),
+    MetricRule("caa_unsupported_share", "lower", "track",
+               "alternatives without support in a can't-miss round (counted FP)"),
     *_rules("higher", "track", "a weighting of metrics that gate on their own",
             "combined_score", "combined_score[{name}]"),
     *_rules("higher", "track", _PROCESS,
@@ -126,7 +137,17 @@ METRIC_RULES: tuple[MetricRule, ...] = (
             "nDCG@{k}", "P@{k}", "R@{k}", "R@{k}[{name}]", "Rprec", "RR", "AP"),
     MetricRule("guideline_citation_rate", "higher", "gate", "tier 2: guidelines cited"),
     MetricRule(ADHERENCE, "higher", "gate", "tier 3: recommendations adherent to the guideline rules"),
+    MetricRule("design_table_adherence", "higher", "gate",
+               "tier 3, the design's own rule table: tracked unless named (guideline_adherence gates)"),
     MetricRule("adherence_{name}", "higher", "gate", "one guideline rule's adherence (tier 3: tracked)"),
+    MetricRule("problem_jaccard", "higher", "gate",
+               "expected problems identified (set overlap: listing every problem does not raise it)"),
+    *_rules("higher", "track", "inflated by listing every problem (recall) or one (precision): Jaccard gates",
+            "problem_recall", "problem_precision"),
+    MetricRule("severity_kappa", "higher", "gate", "agreement beyond chance with the expected severity"),
+    *_rules("higher", "track", "a constant answer reaches the majority share: severity_kappa gates",
+            "severity_accuracy", "severity_within_one"),
+    MetricRule("evidence_type_coverage", "higher", "gate", "tier 2: expected evidence source types cited"),
     *_rules("higher", "gate", _QUALITY, "clinical_accuracy", "reasoning_quality"),
     *_rules("higher", "gate", "a component of reasoning_quality",
             "reasoning_overlap_f1", "reasoning_structure", "reasoning_evidence_use",
@@ -180,8 +201,8 @@ def default_role(key: str, tier: int | None) -> Role:
         return "never" if rule.role == "never" else "track"
     if tier is None:
         return rule.role
-    gates = TIER_GATES.get(tier)
-    return "gate" if gates is not None and fnmatchcase(short_key(key), gates) else "track"
+    gates = TIER_GATES.get(tier, ())
+    return "gate" if any(fnmatchcase(short_key(key), g) for g in gates) else "track"
 
 
 @dataclass(frozen=True)
