@@ -21,7 +21,7 @@ from clineval.analysis.case_summary import SummaryPlan
 from clineval.analysis.eval_rows import run_rows
 from clineval.analysis.gate import snapshot
 from clineval.analysis.usage import PriceTable, load_prices, usage_from_totals
-from clineval.combine import combined_spec, with_combined
+from clineval.combine import add_combined, check_strict, combined_spec
 from clineval.config import BuiltSuite, BuiltTask, load_suite
 from clineval.core import CaseResult, RunInfo, RunResult, RunType, SuiteSpec, TaskAggregate
 from clineval.core.errors import UserInputError
@@ -110,9 +110,10 @@ def check_inputs(suite: BuiltSuite) -> None:
             check(task.cases)
     if suite.spec.combined is not None:
         try:
-            combined_spec(suite.spec.combined)
+            combined = combined_spec(suite.spec.combined)
         except (ValueError, OSError) as err:
             raise UserInputError(f"combined_score: {err}", path=suite.spec.source) from None
+        check_strict(suite.spec, {t.spec.id: t.scorers for t in suite.tasks}, combined)
 
 
 RESUME_SAME_SUITE = "resume with the suite file and data of the original run, or start a new run"
@@ -338,10 +339,7 @@ def finalize_run(
     columns = totals.columns()
     aggregates = {t.id: aggregate_columns(columns[t.id], scorers[t.id], t.stratify) for t in info.suite.tasks}
     overall = overall_scores(aggregates)
-    if info.suite.combined is not None:
-        aggregates, overall = with_combined(
-            info.suite, scorers, columns, aggregates, overall, combined_spec(info.suite.combined)
-        )
+    aggregates, overall = add_combined(info.suite, scorers, columns, aggregates, overall, extra)
     expected = sum(_task_size(info, t.id) for t in info.suite.tasks)
     status = "finished" if n_stored >= expected else "partial"
     store.finish_run(info.run_id, aggregates, overall, status=status)

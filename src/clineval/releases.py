@@ -7,7 +7,8 @@ Promotion, guarded by the gate, is in :mod:`clineval.promotion` (``promote_basel
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -22,7 +23,8 @@ from clineval.analysis.gate_roles import RoleChoice, check_names
 from clineval.analysis.gate_statistical import evaluate_statistical
 from clineval.analysis.heldout import TUNED_SPLITS
 from clineval.api import record_metrics
-from clineval.combine import combined_spec, with_combined
+from clineval.combine import WARNINGS_KEY as COMBINED_WARNINGS
+from clineval.combine import combined_spec, refuse_missing, with_combined
 from clineval.core import CaseResult, RunResult, TaskAggregate
 from clineval.core.columns import TaskColumns
 from clineval.core.comparison import RunComparison
@@ -128,19 +130,25 @@ def recombine(
     renormalize: bool = True,
     categories: str | None = None,
     save: bool = False,
+    strict: bool = False,
 ) -> RunResult:
-    """A stored run with its combined score recomputed under new weights; nothing is re-run or re-scored."""
+    """A stored run with its combined score recomputed under new weights; nothing is re-run or re-scored.
+
+    Its warnings (a weighted category with no metric in a task, a mapped metric left out) replace those of
+    the combined score it had in the run's ``warnings``; with ``strict`` a missing category is a
+    ``UserInputError`` instead (nothing saved)."""
     store = ResultStore(store_url, must_exist=True)
     try:
         run = open_run(store, store.get_run(run_id).run_id)
         args = {"weights": weights, "name": name, "renormalize": renormalize, "categories": categories}
+        args |= {"strict": True} if strict else {}
         try:
             spec = combined_spec(args)
         except (ValueError, OSError) as err:
             raise UserInputError(
                 f"combined score: {err}", hint="e.g. --weights diagnostics=0.4,safety=0.3"
             ) from None
-        aggregates, overall = with_combined(
+        found = with_combined(
             run.info.suite,
             scorers_for(run.info.suite),
             columns_of_run(run),
@@ -148,16 +156,25 @@ def recombine(
             run.overall,
             spec,
         )
+        refuse_missing(found, spec)
+        provenance = {"combined_score": args, **_replaced_warnings(run.info.provenance, found.warnings)}
         if save:
-            store.finish_run(run.run_id, aggregates, overall, status=run.info.status)
-            store.update_provenance(run.run_id, {"combined_score": args})
+            store.finish_run(run.run_id, found.aggregates, found.overall, status=run.info.status)
+            store.update_provenance(run.run_id, provenance)
             saved = store.load_run(run.run_id)
             record_metrics(store, saved)
             return saved
-        info = run.info.model_copy(update={"provenance": {**run.info.provenance, "combined_score": args}})
-        return run.model_copy(update={"info": info, "aggregates": aggregates, "overall": overall})
+        info = run.info.model_copy(update={"provenance": {**run.info.provenance, **provenance}})
+        return run.model_copy(update={"info": info, "aggregates": found.aggregates, "overall": found.overall})
     finally:
         store.close()
+
+
+def _replaced_warnings(provenance: Mapping[str, Any], new: list[str]) -> dict[str, list[str]]:
+    """The run's warnings with those of its previous combined score replaced by ``new``."""
+    old = provenance.get(COMBINED_WARNINGS) or []
+    kept = [w for w in provenance.get("warnings") or [] if w not in old]
+    return {"warnings": [*kept, *new], COMBINED_WARNINGS: new}
 
 
 # -- baselines and the gate ------------------------------------------------------------------------------

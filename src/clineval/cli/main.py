@@ -320,8 +320,15 @@ def combined_score(
     ] = None,
     save: Annotated[bool, typer.Option(help="Store the recomputed scores in the run.")] = False,
     out: Annotated[Path | None, typer.Option(help="Write the reports with the combined score here.")] = None,
+    strict: Annotated[
+        bool,
+        typer.Option(help="A weighted category with no metric in a task: an error (exit 2), not a warning."),
+    ] = False,
 ) -> None:
-    """Recompute the weighted combined score of a stored run (nothing is re-run)."""
+    """Recompute the weighted combined score of a stored run (nothing is re-run).
+
+    Every metric mapped to a weighted category enters it (docs/report_format.md, combined score); a
+    weighted category no metric of a task gives is a warning, or with --strict an error (exit 2)."""
     from clineval import releases
     from clineval.metrics.combined import parse_weights
 
@@ -339,6 +346,7 @@ def combined_score(
         renormalize=renormalize,
         categories=str(categories) if categories else None,
         save=save,
+        strict=strict,
     )
     _finish(result, out)
 

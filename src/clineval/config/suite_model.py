@@ -55,6 +55,7 @@ class CombinedScoreEntry(BaseModel):
     categories: str | None = None  # a metric -> category YAML overriding the packaged one
     n_resamples: int = Field(default=1000, ge=10)
     seed: int = 0
+    strict: bool = False  # a weighted category with no metric in a task: an error, not a warning
 
 
 class SuiteFile(BaseModel):

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
+from numpy.typing import NDArray
 
 from clineval.core.columns import ScoreColumn
 from clineval.core.run import MetricValue
@@ -78,6 +79,10 @@ class Accuracy:
             )
         return {self.name: total / n, f"{self.name}_ci": [lo, hi]}
 
+    def case_values(self, column: ScoreColumn) -> dict[str, NDArray[np.float64]]:
+        """Each case's value (NaN: not scorable): ``accuracy`` is their NaN-skipping mean."""
+        return {self.name: column.values.astype(np.float64, copy=True)}
+
 
 class LabelRate:
     """``<label>_rate = #{i : label_i = label} / n`` over the n scorable scores (NaN if n = 0).
@@ -100,6 +105,11 @@ class LabelRate:
         if not labels.shape[0]:
             return {self.name: math.nan}
         return {self.name: int((labels == self.label).sum()) / int(labels.shape[0])}
+
+    def case_values(self, column: ScoreColumn) -> dict[str, NDArray[np.float64]]:
+        """1 where the label is ``label``, 0 elsewhere, NaN where not scorable."""
+        hit = (column.labels == self.label).astype(np.float64)
+        return {self.name: np.where(column.scorable(), hit, np.nan)}
 
 
 class Count:

@@ -5,6 +5,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import numpy as np
+from numpy.typing import NDArray
+
 from clineval.core.columns import ScoreColumn
 from clineval.core.run import MetricValue
 from clineval.core.score import Score
@@ -35,3 +38,10 @@ class BreakdownRate:
         k, n = sum(facts), len(facts)
         lo, hi = wilson_interval(k, n, self.confidence)
         return {self.name: k / n, f"{self.name}_ci": [lo, hi]}
+
+    def case_values(self, column: ScoreColumn) -> dict[str, NDArray[np.float64]]:
+        """1 / 0 where the fact applies (true / false), NaN where it does not."""
+        facts = [
+            math.nan if (v := b.get(self.key)) is None else float(bool(v)) for b in column.iter_breakdowns()
+        ]
+        return {self.name: np.asarray(facts, dtype=np.float64)}

@@ -12,6 +12,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import numpy as np
+from numpy.typing import NDArray
+
 from clineval.core.columns import ScoreColumn, kept_breakdown_keys
 from clineval.core.protocols import Metric
 from clineval.core.run import MetricValue
@@ -69,6 +72,11 @@ class MacroMean:
             values, seed=self.seed, n_resamples=self.n_resamples, confidence=self.confidence
         )
         return {self.name: math.fsum(values) / len(values), f"{self.name}_ci": [lo, hi]}
+
+    def case_values(self, column: ScoreColumn) -> dict[str, NDArray[np.float64]]:
+        """Each case's finite ``breakdown[key]``, NaN where it has none."""
+        found = [math.nan if (v := _finite(b.get(self.key))) is None else v for b in column.iter_breakdowns()]
+        return {self.name: np.asarray(found, dtype=np.float64)}
 
 
 class MicroRatio:
@@ -140,4 +148,15 @@ class WhenRecorded:
         out: dict[str, MetricValue] = {}
         for metric in self.metrics:
             out.update(compute_metric(metric, column))
+        return out
+
+    def case_values(self, column: ScoreColumn) -> dict[str, NDArray[np.float64]]:
+        """The per-case values of the inner metrics that have them, when recorded."""
+        if not any(self.key in b for b in column.iter_breakdowns()):
+            return {}
+        out: dict[str, NDArray[np.float64]] = {}
+        for metric in self.metrics:
+            per_case = getattr(metric, "case_values", None)
+            if callable(per_case):
+                out.update(per_case(column))
         return out

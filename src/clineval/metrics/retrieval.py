@@ -10,6 +10,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+import numpy as np
+from numpy.typing import NDArray
+
 from clineval.core.columns import ScoreColumn
 from clineval.core.run import MetricValue
 from clineval.core.score import Score
@@ -44,3 +47,15 @@ class MeasureMeans:
                 if isinstance(value, int | float) and not math.isnan(value):
                     values.setdefault(str(key), []).append(float(value))
         return {key: math.fsum(vals) / len(vals) for key, vals in values.items()}
+
+    def case_values(self, column: ScoreColumn) -> dict[str, NDArray[np.float64]]:
+        """Each query's value of each measure, NaN where the query has none."""
+        found: dict[str, NDArray[np.float64]] = {}
+        for i, breakdown in enumerate(column.iter_breakdowns()):
+            measures = breakdown.get(self.field)
+            if not isinstance(measures, Mapping):
+                continue
+            for key, value in measures.items():
+                if isinstance(value, int | float) and not math.isnan(value):
+                    found.setdefault(str(key), np.full(len(column), np.nan))[i] = float(value)
+        return found

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from clineval.core import RunResult
@@ -17,6 +17,8 @@ class CombinedView:
     weights: list[tuple[str, float]]
     renormalize: bool
     tasks: list[tuple[str, str, str, list[tuple[str, str]]]]  # task, value, interval, [(category, value)]
+    # a weighted category with no metric in a task, a mapped metric left out (clineval.combine.WARNINGS_KEY)
+    warnings: list[str] = field(default_factory=list)
 
 
 def combined_args(run: RunResult) -> dict[str, Any] | None:
@@ -56,6 +58,7 @@ def build_combined_view(run: RunResult) -> CombinedView | None:
         weights=weights,
         renormalize=bool(args.get("renormalize", True)),
         tasks=tasks,
+        warnings=[str(w) for w in run.info.provenance.get("combined_score_warnings") or []],
     )
 
 
@@ -69,6 +72,8 @@ def combined_markdown(view: CombinedView | None) -> list[str]:
         "",
         f"**{md_inline(view.name)} = {view.overall}** (mean over tasks; weights: {weights}; {norm})",
         "",
+        *(f"> **Warning:** {md_inline(w)}" for w in view.warnings),
+        *([""] if view.warnings else []),
         f"| Task | {md_inline(view.name)} | 95% CI | parts |",
         "|---|---|---|---|",
     ]
