@@ -84,6 +84,46 @@ def ddx_run(folder: Path, url: str) -> str | None:
         return _run(suite_for(predict_url), url, limit=30, seed=3)
 
 
+MIRAGE = ROOT.parent / "shared" / "data"
+MEDQA_FULL = MIRAGE / "medqa_usmle_4opt" / "phrases_no_exclude_test.jsonl"
+STANDIN = "def always_a(case):\n    return 'The answer is A.'\n"
+
+
+def leaderboard_runs(folder: Path, url: str) -> list[str]:
+    """Runs the leaderboard must keep apart (issue 22 item 8): GPT-4 and GPT-3.5 on all 1,273 MedQA test
+    questions (shared; a column of the catalogue's MedQA), GPT-4 + RAG on a 50-question sample of it (alone
+    in its column: unranked), and an always-"A" stand-in on 50 demo questions (alone: unranked)."""
+    (folder / "standins.py").write_text(STANDIN)
+    suite = folder / "always-a.yaml"
+    suite.write_text(
+        "name: always-a\ntasks:\n  - id: medqa\n"
+        f"    dataset: {{format: medqa, path: {DEMO / 'data' / 'medqa_test_first200.jsonl'}}}\n"
+        "    system: {type: callable, target: 'standins:always_a'}\n    scorers: [mcq]\n"
+    )
+    found = [_run(suite, url, limit=50, seed=0)]
+    predictions = MIRAGE / "mirage_medrag_predictions"
+    if not MEDQA_FULL.exists():
+        print(f"SKIP the full MedQA runs: {MEDQA_FULL} is not there", file=sys.stderr)
+        return found
+    tasks = ""
+    for model in ("gpt-4-32k", "gpt-35-turbo-16k"):
+        tasks += (
+            f"  - id: medqa-{model}\n    dataset: {{format: medqa, path: {MEDQA_FULL}}}\n"
+            f"    system: {{type: predictions, path: {predictions / f'medqa__cot__{model}.jsonl'}, "
+            "output_field: raw_output, numeric_ids: true}\n    scorers: [mcq]\n"
+        )
+    full = folder / "mirage-medqa.yaml"
+    full.write_text(f"name: mirage-medqa\ntasks:\n{tasks}")
+    sample = folder / "mirage-medqa-rag-50.yaml"
+    sample.write_text(
+        "name: mirage-medqa-rag-50\ntasks:\n  - id: medqa-rag\n"
+        f"    dataset: {{format: medqa, path: {MEDQA_FULL}}}\n"
+        f"    system: {{type: predictions, path: {predictions / 'medqa__rag_32__gpt-4-32k.jsonl'}, "
+        "output_field: raw_output, numeric_ids: true}\n    scorers: [mcq]\n"
+    )
+    return [_run(full, url), _run(sample, url, limit=50, seed=0), *found]
+
+
 def build_store(folder: Path) -> dict[str, Any]:
     sys.path.insert(0, str(ROOT / "examples" / "cds_recommender"))
     from run_four_tier import run as run_four_tier  # writes folder/store.db
@@ -94,7 +134,16 @@ def build_store(folder: Path) -> dict[str, Any]:
     gpt35 = _run(mcq_suite(folder, "medqa-gpt-35", "medqa_cot_gpt-35-turbo-16k_first200.jsonl"), url)
     gpt4 = _run(mcq_suite(folder, "medqa-gpt-4", "medqa_cot_gpt-4-32k_first200.jsonl"), url)
     ddx = ddx_run(folder, url)
-    return {"url": url, "demo": demo, "four_tier": four_tier, "gpt35": gpt35, "gpt4": gpt4, "ddx": ddx}
+    board = leaderboard_runs(folder, url)
+    return {
+        "url": url,
+        "demo": demo,
+        "four_tier": four_tier,
+        "gpt35": gpt35,
+        "gpt4": gpt4,
+        "ddx": ddx,
+        "board": board,
+    }
 
 
 @contextmanager
@@ -177,11 +226,26 @@ def adjudicate(page: Any, path: str, corrected: str) -> None:
     page.wait_for_load_state()
 
 
-def shoot(store: dict[str, Any], out: Path, browser_path: str) -> list[Path]:
+def extracted_of(url: str, store: dict[str, Any], key: tuple[str, str]) -> str:
+    from clineval.store import ResultStore
+
+    handle = ResultStore(url, must_exist=True)
+    try:
+        found = next(r for r in handle.load_results(store["demo"]) if (r.task_id, r.case_id) == key)
+    finally:
+        handle.close()
+    return str(found.scores["mcq"].breakdown["extracted"])
+
+
+def shoot(
+    store: dict[str, Any], out: Path, browser_path: str, only: frozenset[str] = frozenset()
+) -> list[Path]:
     from playwright.sync_api import sync_playwright
 
     url = store["url"]
     incorrect = first_case(url, store["demo"], "incorrect")
+    unparsed = first_case(url, store["demo"], "unparsed")
+    board = [store["gpt35"], store["gpt4"], store["demo"], *store.get("board", []), store["ddx"]]
     pages = {
         "runs": "/",
         "run_demo": f"/runs/{store['demo']}",
@@ -190,7 +254,7 @@ def shoot(store: dict[str, Any], out: Path, browser_path: str) -> list[Path]:
         "case": case_path(store["demo"], incorrect),
         "case_four_tier": case_path(store["four_tier"], first_case(url, store["four_tier"])),
         "compare": f"/compare?a={store['gpt35']}&b={store['gpt4']}",
-        "leaderboard": f"/leaderboard?runs={store['gpt35']},{store['gpt4']},{store['demo']}",
+        "leaderboard": f"/leaderboard?runs={','.join(r for r in board if r)}",
         "trends": "/trends",
         "review": f"/runs/{store['demo']}/review",
         "agreement": f"/runs/{store['demo']}/agreement",
@@ -204,8 +268,20 @@ def shoot(store: dict[str, Any], out: Path, browser_path: str) -> list[Path]:
         browser = p.chromium.launch(executable_path=browser_path, headless=True, args=["--no-sandbox"])
         context = browser.new_context(base_url=base, viewport={"width": 1280, "height": 800})
         page = context.new_page()
-        adjudicate(page, pages["case"], gold_of(url, store["demo"], incorrect))
+        # two "disagree" reviews (issue 22 item 8): a wrong answer read as another wrong letter, and an
+        # unreadable one read as the gold letter: 0 of 2 agree on the letter, 1 of 2 on the outcome
+        gold = gold_of(url, store["demo"], incorrect)
+        adjudicate(
+            page,
+            pages["case"],
+            next(x for x in "ABCD" if x not in (gold, extracted_of(url, store, incorrect))),
+        )
+        adjudicate(page, case_path(store["demo"], unparsed), gold_of(url, store["demo"], unparsed))
         for name, path in pages.items():
+            if only and name not in only:
+                continue
+            wide = name == "leaderboard"  # a column per set of cases: seen whole on a wide screen
+            page.set_viewport_size({"width": 1600 if wide else 1280, "height": 800})
             response = page.goto(path)
             status = response.status if response else "no response"
             page.wait_for_load_state("networkidle")
@@ -226,16 +302,18 @@ def main() -> None:
     parser.add_argument(
         "--store-dir", type=Path, help="build the store here and keep it (default: a temp dir)"
     )
+    parser.add_argument("--pages", default="", help="only these pages, e.g. leaderboard,agreement")
     args = parser.parse_args()
     browser_path = chromium(args.chromium)
+    only = frozenset(p.strip() for p in args.pages.split(",") if p.strip())
     if args.store_dir:
         args.store_dir.mkdir(parents=True, exist_ok=True)
         store = build_store(args.store_dir)
         print(json.dumps(store), file=sys.stderr)
-        shoot(store, args.out, browser_path)
+        shoot(store, args.out, browser_path, only)
         return
     with tempfile.TemporaryDirectory() as folder:
-        shoot(build_store(Path(folder)), args.out, browser_path)
+        shoot(build_store(Path(folder)), args.out, browser_path, only)
 
 
 if __name__ == "__main__":

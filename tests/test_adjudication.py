@@ -403,5 +403,7 @@ def test_the_viewer_mounts_the_routes_and_the_case_page_carries_the_panel(tmp_pa
     done = client.post(path, data={**form, "csrf_token": found.group(1)}, follow_redirects=False)
     assert done.status_code == 303 and done.headers["location"] == case_link(run, "t", "1", "review")
     figures = client.get(link("agreement", run=run))
-    assert figures.text.count('data-testid="agreement-row"') == 1
+    # one MCQ review: reviewer vs scorer on the extracted letter, and on the outcome (correct/incorrect/...)
+    assert figures.text.count('data-testid="agreement-row"') == 2
+    assert 'data-on="value"' in figures.text and 'data-on="outcome"' in figures.text
     assert 'data-testid="agreement-link"' in client.get(link("run", run=run)).text

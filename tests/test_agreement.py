@@ -85,7 +85,7 @@ def test_agreement_rows_use_current_verdicts_and_pair_reviewers() -> None:
         _row(6, "ann", "m1", "mcq", "B", "A"),  # the scorer said B (incorrect), ann says A (correct)
         _row(7, "ann", "m2", "mcq", "unparsed", "unparsed"),
     ]
-    out = {(r.comparison, r.item_kind, r.raters): r.result for r in agreement_rows(rows)}
+    out = {(r.comparison, r.item_kind, r.raters): r.result for r in agreement_rows(rows) if r.on == "value"}
     judge = out[("reviewer_vs_judge", "judge_dimension", "all reviewers")]
     assert judge.n == 4 and judge.weights == "quadratic"
     pairs = [(4, 4), (2, 3), (4, 4), (2, 2)]
@@ -93,4 +93,4 @@ def test_agreement_rows_use_current_verdicts_and_pair_reviewers() -> None:
     between = out[("between_reviewers", "judge_dimension", "ann / bob")]
     assert between.n == 2
     mcq = out[("reviewer_vs_scorer", "mcq", "all reviewers")]
-    assert mcq.n == 2 and mcq.observed == pytest.approx(0.5)  # incorrect vs correct; unparsed vs unparsed
+    assert mcq.n == 2 and mcq.observed == pytest.approx(0.5)  # B vs A disagree, unparsed agree

@@ -375,15 +375,21 @@ def test_filter_cases_by_label(page: Any, store: Store) -> None:
         assert "mcq: incorrect" in rows.nth(i).inner_text()
 
 
-def agreement_row(page: Any, run_id: str) -> tuple[int, float, str] | None:
-    """(n, observed agreement, kappa text) of the reviewer-vs-scorer MCQ row of the agreement page."""
+def agreement_row(page: Any, run_id: str, on: str = "value") -> tuple[int, float, str] | None:
+    """(n, observed agreement, kappa text) of the reviewer-vs-scorer MCQ row of the agreement page, on the
+    extracted letter (``value``) or on the outcome correct / incorrect / unparsed (``outcome``)."""
     goto(page, link("agreement", run=run_id))
-    row = page.locator('[data-testid="agreement-row"][data-comparison="reviewer_vs_scorer"][data-kind="mcq"]')
+    row = page.locator(
+        f'[data-testid="agreement-row"][data-comparison="reviewer_vs_scorer"][data-kind="mcq"][data-on="{on}"]'
+    )
     if row.count() == 0:
         assert by_testid(page, "agreement-empty").is_visible()
         return None
-    cells = [row.locator("td").nth(i).inner_text().strip() for i in range(6)]
-    return int(cells[3]), float(cells[4]), cells[5]
+
+    def cell(name: str) -> str:
+        return str(row.locator(f'[data-testid="agreement-{name}"]').inner_text()).strip()
+
+    return int(cell("n")), float(cell("observed")), cell("kappa")
 
 
 def review(page: Any, reviewer: str, *, corrected: str | None) -> None:
@@ -422,9 +428,15 @@ def test_open_a_case_adjudicate_it_and_see_agreement_change(page: Any, store: St
     assert gold != extracted and by_testid(page, "review-automated").first.inner_text() == extracted
     review(page, "Dr Disagree", corrected=gold)  # the reviewer reads the answer as the gold letter
 
-    # reviewer labels (correct, correct) vs the scorer's (correct, incorrect): observed 1/2, and
+    # on the outcome: reviewer (correct, correct) vs the scorer's (correct, incorrect): observed 1/2, and
     # kappa = (p_o - p_e) / (1 - p_e) with p_e = 1 * 1/2 (the reviewer said "correct" both times)
     p_o, p_e = 1 / 2, 1.0 * (1 / 2)
+    assert agreement_row(page, store.gpt35, "outcome") == (2, 0.5, f"{(p_o - p_e) / (1 - p_e):.3f}")
+    # on the letter: scorer (a, extracted) vs reviewer (a, gold), a = the first case's letter; the one
+    # "disagree" is the one disagreement; p_e = sum over letters of (share by scorer) x (share by reviewer)
+    first = str(correct.scores["mcq"].breakdown["extracted"])
+    by_scorer, by_reviewer = [first, extracted], [first, gold]
+    p_e = sum(by_scorer.count(c) * by_reviewer.count(c) for c in set(by_scorer)) / 4
     assert agreement_row(page, store.gpt35) == (2, 0.5, f"{(p_o - p_e) / (1 - p_e):.3f}")
     assert adjudication_rows(store, store.gpt35) == [
         (correct.case_id, "mcq", "agree", "Dr Agree"),

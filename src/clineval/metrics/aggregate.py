@@ -2,7 +2,9 @@
 
 ``aggregate_task`` computes every metric of every scorer over the task's cases, then the same per
 value of each stratification key (case metadata). ``overall_scores`` averages tasks with equal weight,
-like the "Avg" column of MIRAGE (Xiong et al. 2024) and of most leaderboards.
+like the "Avg" column of MIRAGE (Xiong et al. 2024) and of most leaderboards, but only over tasks of one
+system: a mean of GPT-4's and GPT-3.5's accuracy describes neither (issue 22, "aggregates of like with like").
+``overall_by_system`` gives each system's own mean over its tasks.
 """
 
 from __future__ import annotations
@@ -18,7 +20,14 @@ from clineval.core.protocols import Metric, Scorer
 from clineval.core.run import MetricValue, TaskAggregate
 from clineval.core.score import CaseResult
 
-__all__ = ["COUNT_KEYS", "MISSING_STRATUM", "aggregate_columns", "aggregate_task", "overall_scores"]
+__all__ = [
+    "COUNT_KEYS",
+    "MISSING_STRATUM",
+    "aggregate_columns",
+    "aggregate_task",
+    "overall_by_system",
+    "overall_scores",
+]
 
 COUNT_KEYS = ("n", "n_failed", "n_unscored")
 
@@ -94,16 +103,23 @@ def aggregate_task(
     return aggregate_columns(columns_of(results, breakdown_plan(scorers), stratify), scorers, stratify)
 
 
-def overall_scores(aggregates: Mapping[str, TaskAggregate]) -> dict[str, MetricValue]:
+def overall_scores(
+    aggregates: Mapping[str, TaskAggregate], systems: Mapping[str, str] | None = None
+) -> dict[str, MetricValue]:
     """Unweighted mean over tasks of each float metric all tasks have; counts summed; ``n_tasks``.
 
     ``overall[m] = (1/T) Σ_t task_scores[t][m]`` for every float metric m present in all T tasks
     (a NaN in any task makes the mean NaN). Intervals (``*_ci``) are not averaged: they are not
     intervals of the mean. ``n``, ``n_failed``, ``n_unscored`` are summed over tasks.
+
+    ``systems`` (task id -> the system it ran, e.g. ``clineval.report.systems.task_system_names``): when the
+    tasks ran more than one system no metric is averaged (a mean across systems describes none of them):
+    only the counts, ``n_tasks`` and ``n_systems`` are returned; see :func:`overall_by_system`.
     """
     tasks = list(aggregates.values())
     overall: dict[str, MetricValue] = {}
-    if tasks:
+    n_systems = len({systems.get(t, t) for t in aggregates}) if systems is not None else None
+    if tasks and (n_systems is None or n_systems <= 1):
         common = set(tasks[0].scores).intersection(*(t.scores for t in tasks[1:]))
         for key in sorted(common):
             values = [t.scores[key] for t in tasks]
@@ -112,9 +128,22 @@ def overall_scores(aggregates: Mapping[str, TaskAggregate]) -> dict[str, MetricV
             if all(isinstance(v, float) for v in values):
                 floats = [float(v) for v in values if isinstance(v, float)]
                 overall[key] = math.fsum(floats) / len(floats)
-        for key in COUNT_KEYS:
-            counts = [t.scores.get(key) for t in tasks]
-            if all(isinstance(c, int) and not isinstance(c, bool) for c in counts):
-                overall[key] = sum(c for c in counts if isinstance(c, int))
+    for key in COUNT_KEYS:
+        counts = [t.scores.get(key) for t in tasks]
+        if tasks and all(isinstance(c, int) and not isinstance(c, bool) for c in counts):
+            overall[key] = sum(c for c in counts if isinstance(c, int))
     overall["n_tasks"] = len(tasks)
+    if n_systems is not None:
+        overall["n_systems"] = n_systems
     return overall
+
+
+def overall_by_system(
+    aggregates: Mapping[str, TaskAggregate], systems: Mapping[str, str]
+) -> dict[str, dict[str, MetricValue]]:
+    """``system -> overall_scores`` of the tasks that ran it (``systems``: task id -> system; a task not in
+    it counts as a system of its own), systems in the order of their first task."""
+    groups: dict[str, dict[str, TaskAggregate]] = {}
+    for task, aggregate in aggregates.items():
+        groups.setdefault(systems.get(task, task), {})[task] = aggregate
+    return {name: overall_scores(tasks) for name, tasks in groups.items()}

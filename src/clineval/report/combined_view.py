@@ -8,6 +8,7 @@ from typing import Any
 from clineval.core import RunResult
 from clineval.report.formatting import fmt_interval, fmt_value, interval
 from clineval.report.md_text import md_inline
+from clineval.report.systems import overall_rule
 
 
 @dataclass(frozen=True)
@@ -19,6 +20,7 @@ class CombinedView:
     tasks: list[tuple[str, str, str, list[tuple[str, str]]]]  # task, value, interval, [(category, value)]
     # a weighted category with no metric in a task, a mapped metric left out (clineval.combine.WARNINGS_KEY)
     warnings: list[str] = field(default_factory=list)
+    across_systems: int = 0  # > 1: the tasks ran that many systems, so no mean over tasks (report.systems)
 
 
 def combined_args(run: RunResult) -> dict[str, Any] | None:
@@ -52,13 +54,15 @@ def build_combined_view(run: RunResult) -> CombinedView | None:
             )
         )
     weights = [(str(k), float(v)) for k, v in dict(args.get("weights") or {}).items()]
+    rule = overall_rule(run, [t[0] for t in tasks])
     return CombinedView(
         name=name,
-        overall=fmt_value("rate", run.overall.get(name)),
+        overall=fmt_value("rate", run.overall.get(name)) if rule.one_system else "",
         weights=weights,
         renormalize=bool(args.get("renormalize", True)),
         tasks=tasks,
         warnings=[str(w) for w in run.info.provenance.get("combined_score_warnings") or []],
+        across_systems=0 if rule.one_system else len(rule.groups),
     )
 
 
@@ -70,7 +74,10 @@ def combined_markdown(view: CombinedView | None) -> list[str]:
     lines = [
         f"## {md_inline(view.name)}",
         "",
-        f"**{md_inline(view.name)} = {view.overall}** (mean over tasks; weights: {weights}; {norm})",
+        f"**{md_inline(view.name)} = {view.overall}** (mean over tasks; weights: {weights}; {norm})"
+        if not view.across_systems
+        else f"**{md_inline(view.name)}**: no mean over tasks, they ran {view.across_systems} different "
+        f"systems (weights: {weights}; {norm})",
         "",
         *(f"> **Warning:** {md_inline(w)}" for w in view.warnings),
         *([""] if view.warnings else []),

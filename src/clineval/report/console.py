@@ -15,7 +15,7 @@ from clineval.core import RunInfo, RunResult
 from clineval.report.context import EMPTY, ReportContext
 from clineval.report.formatting import MISSING, union_in_order
 from clineval.report.layout import Col, fitted_table, print_block, print_pairs, print_records
-from clineval.report.view import StratumTable, TaskView, build_view
+from clineval.report.view import ReportView, StratumTable, TaskView, build_view
 
 _STATUS_STYLE = {
     "finished": "green",
@@ -76,22 +76,23 @@ def print_run_summary(run: RunResult, console: Console, *, context: ReportContex
                 *(Text(task.counts[k]) for k in ("n", "n_failed", "n_unscored")),
             ]
         )
-    overall = {m.name: m.value for m in view.overall} if len(view.tasks) > 1 else {}
-    if overall:
+    means = _means(view)
+    for label, values in means:
         rows.append(
             [
-                Text("mean over tasks", style="bold"),
-                *(Text(overall.get(name, "")) for name in heads),
-                *(Text(_short(overall.get(name, ""))) for name in others),
+                Text(label, style="bold"),
+                *(Text(values.get(name, "")) for name in heads),
+                *(Text(_short(values.get(name, ""))) for name in others),
                 *(Text("") for _ in range(3)),
             ]
         )
     table = fitted_table(console, cols, rows)
     if table is not None:
         console.print(table)
-        console.print()
     else:
-        _print_stacked_summary(view.tasks, overall, console)
+        _print_stacked_summary(view.tasks, means, console)
+    _print_systems(view, console)
+    console.print()
     for task_id, lines in view.usage.items():
         for line in lines:
             console.print(Text.assemble((f"{task_id} tokens: ", "dim"), line))
@@ -102,7 +103,32 @@ def print_run_summary(run: RunResult, console: Console, *, context: ReportContex
             _print_stratum(task.task_id, stratum, console)
 
 
-def _print_stacked_summary(tasks: list[TaskView], overall: dict[str, str], console: Console) -> None:
+def _means(view: ReportView) -> list[tuple[str, dict[str, str]]]:
+    """The mean-over-tasks rows: all tasks when they ran one system, else one per system that ran several
+    tasks (as stored); none for a run of one task (its own row says it all)."""
+    if len(view.tasks) < 2:
+        return []
+    if view.overall:
+        return [("mean over tasks", {m.name: m.value for m in view.overall})]
+    return [(f"mean: {name}", {m.name: m.value for m in lines}) for name, lines in view.overall_by_system]
+
+
+def _print_systems(view: ReportView, console: Console) -> None:
+    """Several systems: why there is no mean over all tasks, and which task ran which system."""
+    if view.overall or len(view.tasks) < 2 or not view.systems:
+        return
+    by_system: dict[str, list[str]] = {}
+    for task, name in view.systems.items():
+        by_system.setdefault(name, []).append(task)
+    console.print()
+    console.print(Text(f"no mean over tasks: they ran {len(by_system)} different systems", style="bold"))
+    for name, tasks in by_system.items():
+        console.print(Text.assemble("  ", (name, "bold"), (": ", "dim"), ", ".join(tasks)))
+
+
+def _print_stacked_summary(
+    tasks: list[TaskView], means: list[tuple[str, dict[str, str]]], console: Console
+) -> None:
     """Narrow consoles: per task, its headline metrics one a line (value [95% CI]), then the other
     metrics and the counts packed several a line."""
     console.print(Text("headline metrics: value [95% CI]", style="dim"))
@@ -114,11 +140,9 @@ def _print_stacked_summary(tasks: list[TaskView], overall: dict[str, str], conso
         print_pairs(console, others, packed=True)
         counts = [("n", task.counts["n"]), ("failed", task.counts["n_failed"])]
         print_pairs(console, [*counts, ("unscored", task.counts["n_unscored"])], packed=True)
-    if overall:
+    for label, values in means:
         console.print()
-        means = [(name, Text(value)) for name, value in overall.items()]
-        print_block(console, Text("mean over tasks", style="bold"), means)
-    console.print()
+        print_block(console, Text(label, style="bold"), [(name, Text(v)) for name, v in values.items()])
 
 
 MAX_CONSOLE_STRATA = 25  # more values than this (e.g. 21 MedMCQA subjects is fine, years are not)

@@ -13,6 +13,7 @@ from clineval.report.formatting import COUNT_KEYS, jsonable_dict, task_ids
 from clineval.report.gate_section import gates_json
 from clineval.report.model_comparison import Comparison, comparisons
 from clineval.report.run_cases import run_failures
+from clineval.report.systems import overall_rule, stored_by_system
 from clineval.report.tiers import TierView, run_tiers
 from clineval.report.usage_lines import usage_lines
 from clineval.report.view import run_warnings
@@ -60,6 +61,27 @@ def _comparison_json(comparison: Comparison) -> dict[str, Any]:
     }
 
 
+def _overall(run: RunResult, tasks: list[str]) -> dict[str, Any]:
+    """``overall_scores`` (the mean over tasks only when every task ran one system; with several, only the
+    counts, ``n_tasks`` and ``n_systems``), ``overall_by_system``, ``overall_note``: docs/report_format.md."""
+    rule = overall_rule(run, tasks)
+    stored = stored_by_system(run.info.provenance)
+    if rule.one_system:
+        overall = dict(run.overall)
+    else:
+        overall = {k: run.overall[k] for k in (*COUNT_KEYS, "n_tasks") if k in run.overall}
+        overall["n_systems"] = len(rule.groups)
+    by_system = {
+        g.name: {
+            "type": g.type,
+            "tasks": g.tasks,
+            "scores": dict(run.overall) if rule.one_system else stored.get(g.name),
+        }
+        for g in rule.groups
+    }
+    return {"overall_scores": overall, "overall_by_system": by_system, "overall_note": rule.note}
+
+
 def build_report(
     run: RunResult, gates: Sequence[GateDecision] = (), *, context: ReportContext = EMPTY
 ) -> dict[str, Any]:
@@ -82,7 +104,7 @@ def build_report(
             "seed": suite.seed,
             "tasks": {task.id: _task_spec(task) for task in suite.tasks},
         },
-        "overall_scores": dict(run.overall),
+        **_overall(run, tasks),
         "task_scores": {t: dict(run.aggregates[t].scores) for t in tasks},
         "strata": {t: run.aggregates[t].strata for t in tasks},
         "counts": {t: {k: run.aggregates[t].scores.get(k) for k in COUNT_KEYS} for t in tasks},

@@ -33,11 +33,17 @@ def _metrics_table(metrics: list[MetricLine]) -> list[str]:
     return table(["Metric", "Value", "95% CI"], [[m.name, m.value, m.interval] for m in metrics])
 
 
+def _several_systems(view: ReportView) -> bool:
+    return len(set(view.systems.values())) > 1
+
+
 def _headline(view: ReportView) -> list[str]:
-    header = ["Task", *view.headline_columns, "n", "failed", "unscored"]
+    system = ["System"] if _several_systems(view) else []
+    header = ["Task", *system, *view.headline_columns, "n", "failed", "unscored"]
     rows = [
         [
             t.task_id,
+            *([view.systems.get(t.task_id, MISSING)] if system else []),
             *(t.headline.get(c, MISSING) for c in view.headline_columns),
             t.counts["n"],
             t.counts["n_failed"],
@@ -70,6 +76,19 @@ def _tiers(task: TaskView) -> list[str]:
                 ["Rule", "n applicable", "Adherence", "95% CI"],
                 [[r.rule, r.n_applicable, r.adherence, r.interval] for r in tier.rules],
             )
+    return lines
+
+
+def _overall(view: ReportView) -> list[str]:
+    """The mean over tasks of one system; with several systems, why there is none and each system's own."""
+    if view.overall and not (len(view.tasks) == 1 and view.tasks[0].tiers):
+        note = [f"{cell(view.overall_note)}.", ""] if view.overall_note else []
+        return ["## Overall", "", *note, *_metrics_table(view.overall)]
+    if not view.overall_note:
+        return []
+    lines = ["## Overall", "", cell(view.overall_note), ""]
+    for name, metrics in view.overall_by_system:
+        lines += [f"### Mean over the tasks of {cell(name)}", "", *_metrics_table(metrics)]
     return lines
 
 
@@ -165,8 +184,7 @@ def render_markdown(
     lines += _gates(gate_views(gates))
     lines += _headline(view)
     lines += combined_markdown(build_combined_view(run))
-    if view.overall and not (len(view.tasks) == 1 and view.tasks[0].tiers):
-        lines += ["## Overall", "", *_metrics_table(view.overall)]
+    lines += _overall(view)
     lines += _comparisons(view)
     for task in view.tasks:
         lines += _task(task)

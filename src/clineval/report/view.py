@@ -27,6 +27,7 @@ from clineval.report.formatting import (
 )
 from clineval.report.model_comparison import Comparison, comparisons
 from clineval.report.run_cases import run_failures, run_picks
+from clineval.report.systems import overall_rule
 from clineval.report.tiers import TierView, run_tiers
 from clineval.report.usage_lines import usage_lines
 
@@ -79,7 +80,7 @@ class ReportView:
     finished_at: str
     headline_columns: list[str]
     tasks: list[TaskView]
-    overall: list[MetricLine]
+    overall: list[MetricLine]  # the mean over tasks: only when every task ran one system (report.systems)
     failures: dict[str, dict[str, int]]
     samples: list[SampleCase]
     provenance_json: str
@@ -89,6 +90,9 @@ class ReportView:
     usage: dict[str, list[str]] = field(
         default_factory=dict
     )  # task -> its "Tokens" lines (report.usage_lines)
+    systems: dict[str, str] = field(default_factory=dict)  # task -> the name of the system it ran
+    overall_note: str = ""  # what the overall is a mean of, or why there is none
+    overall_by_system: list[tuple[str, list[MetricLine]]] = field(default_factory=list)  # several systems
 
 
 def metric_lines(scores: Mapping[str, MetricValue]) -> list[MetricLine]:
@@ -147,6 +151,7 @@ def build_view(run: RunResult, *, max_samples: int = 50, context: ReportContext 
     info = run.info
     tiers = run_tiers(run, context.scorers)
     tasks = [task_view(t, run.aggregates[t], tiers.get(t)) for t in task_ids(run) if t in run.aggregates]
+    rule = overall_rule(run, [t.task_id for t in tasks])
     picked = run_picks(run, max_samples, context)
     inputs = case_inputs(run, [(r.task_id, r.case_id) for _, r in picked], context.load_dataset)
     return ReportView(
@@ -159,7 +164,7 @@ def build_view(run: RunResult, *, max_samples: int = 50, context: ReportContext 
         finished_at=info.finished_at.isoformat(timespec="seconds") if info.finished_at else "",
         headline_columns=union_in_order([list(t.headline) for t in tasks]),
         tasks=tasks,
-        overall=metric_lines(run.overall),
+        overall=metric_lines(run.overall) if rule.one_system else [],
         failures=run_failures(run),
         samples=sample_cases((), max_samples, inputs, picked=picked),
         provenance_json=json.dumps(
@@ -169,6 +174,9 @@ def build_view(run: RunResult, *, max_samples: int = 50, context: ReportContext 
         banners=failure_banners(run),
         comparisons=comparisons(run),
         usage=usage_lines(run),
+        systems={task: group.name for group in rule.groups for task in group.tasks},
+        overall_note=rule.note if len(tasks) > 1 else "",
+        overall_by_system=[(name, metric_lines(scores)) for name, scores in rule.by_system.items()],
     )
 
 

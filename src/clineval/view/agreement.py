@@ -20,15 +20,28 @@ Cohen and Everitt (1969)::
 p_e = 1 (both raters used a single, identical category: agreement by chance is total) or N = 0.
 
 Comparisons (:func:`run_agreement`): every reviewer's current verdict of an item against the scorer's
-value (``reviewer_vs_scorer``; MCQ on the label correct | incorrect | unparsed, DDx pairs on equivalence,
-checks and rules on pass | fail) or the judge's majority grade (``reviewer_vs_judge``, weighted); and,
-for every two reviewers, their current verdicts on the items both reviewed (``between_reviewers``).
+value (``reviewer_vs_scorer``) or the judge's majority grade (``reviewer_vs_judge``, weighted); and, for
+every two reviewers, their current verdicts on the items both reviewed (``between_reviewers``). Each is on
+**the reviewed value itself** (``on = "value"``): the answer letter the MCQ scorer extracted, a DDx pair's
+equivalence, pass | fail of a check or rule, a judge grade. So a reviewer's "agree" is an agreement and a
+"disagree" a disagreement: the observed agreement of reviewer vs scorer is the share of "agree" verdicts.
+For MCQ a second row compares the **outcome** the value leads to (``on = "outcome"``: correct | incorrect |
+unparsed against the gold letter), which is what moves accuracy: a correction from B to C when the gold is
+A is a disagreement on the value and an agreement on the outcome. (Before issue 22 the MCQ row compared only
+the outcome, under the name "reviewer vs scorer": two "disagree" reviews, B -> C and unparsed -> the gold
+letter, showed observed agreement 0.500 and κ 0.333 [0.025, 0.641].)
+
+The interval needs ``n >= MIN_N_INTERVAL`` paired ratings: it is a large-sample normal approximation, and
+below 10 pairs it claims a precision the data cannot give (at n = 2 the case above had a width of 0.6 around
+a κ that two more reviews could move anywhere). Below that, κ is shown with "n too small for an interval".
+Reviews are of the items someone chose to review, so reviewer-vs-scorer figures describe those items, not
+the scorer's agreement on the whole run.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
@@ -39,6 +52,7 @@ from clineval.view.review_items import GRADES, UNPARSED
 
 Z95 = 1.959963984540054
 WEIGHTS = ("none", "linear", "quadratic")
+MIN_N_INTERVAL = 10  # fewer paired ratings: no interval (see the module docstring)
 
 
 @dataclass(frozen=True)
@@ -52,6 +66,20 @@ class Kappa:
     observed: float
     n: int
     weights: str
+
+    @property
+    def agreed(self) -> int:
+        """Pairs with the same category (exact agreement, whatever the weights)."""
+        return round(self.observed * self.n) if self.n else 0
+
+    @property
+    def min_n_interval(self) -> int:
+        return MIN_N_INTERVAL
+
+    @property
+    def has_interval(self) -> bool:
+        """The interval is shown only from ``MIN_N_INTERVAL`` pairs on (and when it is defined)."""
+        return self.n >= MIN_N_INTERVAL and math.isfinite(self.low) and math.isfinite(self.high)
 
 
 def table(pairs: Iterable[tuple[Hashable, Hashable]], categories: Sequence[Hashable]) -> list[list[int]]:
@@ -122,26 +150,48 @@ class AgreementRow:
     item_kind: str
     raters: str  # "all reviewers" or "A / B"
     result: Kappa
+    on: str = "value"  # "value": the reviewed value itself; "outcome": MCQ correct | incorrect | unparsed
+    categories: tuple[Hashable, ...] = ()  # the table's categories, in order
+
+    @property
+    def compared(self) -> str:
+        """What the figure compares, in words."""
+        if self.on == "outcome":
+            return "score outcome (correct / incorrect / unparsed)"
+        return _VALUE_WORDS.get(self.item_kind, "reviewed value")
 
 
 def _mcq_label(row: Adjudication, value: Any) -> str:
+    """An MCQ value's outcome against the item's gold letter."""
     if value == UNPARSED:
         return UNPARSED
     return "correct" if value == row.automated_value.get("gold") else "incorrect"
 
 
 _SCALES: dict[str, tuple[tuple[Hashable, ...], str]] = {
-    "mcq": (("correct", "incorrect", UNPARSED), "none"),
     "ddx_pair": ((True, False), "none"),
     "check": (("pass", "fail"), "none"),
     "rule": (("pass", "fail"), "none"),
     "label": (("correct", "incorrect"), "none"),
     "judge_dimension": (GRADES, "quadratic"),
 }
+_OUTCOMES: tuple[Hashable, ...] = ("correct", "incorrect", UNPARSED)
+_VALUE_WORDS = {
+    "mcq": "extracted answer (letter)",
+    "ddx_pair": "equivalent? (yes / no)",
+    "check": "check (pass / fail)",
+    "rule": "rule (pass / fail)",
+    "label": "label (correct / incorrect)",
+    "judge_dimension": "grade 1-5",
+}
 
 
-def _category(row: Adjudication, value: Any) -> Hashable:
-    return _mcq_label(row, value) if row.item_kind == "mcq" else value  # type: ignore[no-any-return]
+def _scale(kind: str, rows: Sequence[Adjudication]) -> tuple[tuple[Hashable, ...], str]:
+    """The categories and weights of a kind; MCQ: each letter seen (automated or corrected), then unparsed."""
+    if kind != "mcq":
+        return _SCALES[kind]
+    seen = {v for r in rows for v in (r.automated_value["value"], r.corrected_value)}
+    return (*sorted(str(v) for v in seen if v != UNPARSED), UNPARSED), "none"
 
 
 def _rows_by_kind(rows: Iterable[Adjudication]) -> dict[str, list[Adjudication]]:
@@ -151,26 +201,40 @@ def _rows_by_kind(rows: Iterable[Adjudication]) -> dict[str, list[Adjudication]]
     return out
 
 
+def _versus_scorer(kind: str, rows: Sequence[Adjudication]) -> list[AgreementRow]:
+    categories, weights = _scale(kind, rows)
+    versus = "reviewer_vs_judge" if kind == "judge_dimension" else "reviewer_vs_scorer"
+    pairs = [(r.automated_value["value"], r.corrected_value) for r in rows]
+    out = [
+        AgreementRow(
+            versus, kind, "all reviewers", cohens_kappa(pairs, categories, weights), "value", categories
+        )
+    ]
+    if kind == "mcq":
+        outcomes = [(_mcq_label(r, a), _mcq_label(r, b)) for r, (a, b) in zip(rows, pairs, strict=True)]
+        figure = cohens_kappa(outcomes, _OUTCOMES)
+        out.append(AgreementRow(versus, kind, "all reviewers", figure, "outcome", _OUTCOMES))
+    return out
+
+
 def agreement_rows(rows: Iterable[Adjudication]) -> list[AgreementRow]:
     """Every agreement figure of a set of stored reviews (each reviewer's current verdicts)."""
     latest = list(current(rows).values())
     out: list[AgreementRow] = []
     for kind, kind_rows in sorted(_rows_by_kind(latest).items()):
-        categories, weights = _SCALES[kind]
-        versus = "reviewer_vs_judge" if kind == "judge_dimension" else "reviewer_vs_scorer"
-        auto: Callable[[Adjudication], Hashable] = lambda r: _category(r, r.automated_value["value"])  # noqa: E731
-        pairs = [(auto(r), _category(r, r.corrected_value)) for r in kind_rows]
-        out.append(AgreementRow(versus, kind, "all reviewers", cohens_kappa(pairs, categories, weights)))
+        categories, weights = _scale(kind, kind_rows)
+        out += _versus_scorer(kind, kind_rows)
         by_item: dict[tuple[str, str, str], dict[str, Adjudication]] = {}
         for r in kind_rows:
             by_item.setdefault((r.task_id, r.case_id, r.item_key), {})[r.reviewer] = r
         reviewers = sorted({r.reviewer for r in kind_rows})
         for a, b in combinations(reviewers, 2):
-            both = [(v[a], v[b]) for v in by_item.values() if a in v and b in v]
+            both = [
+                (v[a].corrected_value, v[b].corrected_value) for v in by_item.values() if a in v and b in v
+            ]
             if both:
-                pairs = [(_category(x, x.corrected_value), _category(y, y.corrected_value)) for x, y in both]
-                figure = cohens_kappa(pairs, categories, weights)
-                out.append(AgreementRow("between_reviewers", kind, f"{a} / {b}", figure))
+                figure = cohens_kappa(both, categories, weights)
+                out.append(AgreementRow("between_reviewers", kind, f"{a} / {b}", figure, "value", categories))
     return out
 
 

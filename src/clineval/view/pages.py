@@ -9,6 +9,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from clineval.core import RUN_TYPES, RunNotFoundError
+from clineval.report.systems import rule_for, task_system_names
 from clineval.store import ResultStore
 from clineval.store.tables import RUN_STATUSES
 from clineval.view import queries, render, render_tiers
@@ -101,14 +102,13 @@ async def run_page(request: Request) -> Response:
     failures = queries.failure_kinds(engine, run_id)
     sections: list[dict[str, Any]] = []
     cards = render.scorecards(row.suite, aggregates)
-    specs = {t.id: t for t in row.suite.tasks}
+    names = task_system_names(row.suite)
     for view, aggregate in tasks:
-        spec = specs.get(view.task_id)
         charts, more_charts = render_tiers.split_charts(render.charts(view, aggregate), 2)
         sections.append(
             {
                 "view": render_tiers.formatted_strata(view, aggregate),
-                "system": render.system_label(spec) if spec else "",
+                "system": names.get(view.task_id, ""),
                 "tiers": render_tiers.with_percentages(
                     render_tiers.with_rule_intervals(cards.get(view.task_id, []), aggregate.scores),
                     aggregate.scores,
@@ -120,9 +120,11 @@ async def run_page(request: Request) -> Response:
                 "failures": failures.get(view.task_id, {}),
             }
         )
-    overall = render_tiers.all_metrics(row.overall)
+    rule = rule_for(row.suite, [s["view"].task_id for s in sections], row.provenance)
+    overall = render_tiers.all_metrics(row.overall) if rule.one_system else []
     if len(sections) == 1:
         overall = []  # one task: its own table says it all
+    by_system = [(name, render_tiers.all_metrics(scores)) for name, scores in rule.by_system.items()]
     return page(
         request,
         "run.html.j2",
@@ -131,6 +133,8 @@ async def run_page(request: Request) -> Response:
         sections=sections,
         tiered=any(s["tiers"] for s in sections),
         overall=overall,
+        overall_note=rule.note if len(sections) > 1 else "",
+        overall_by_system=by_system,
         banners=render.banners(labels, failures, aggregates),
         **_review_context(request, run_id),
     )

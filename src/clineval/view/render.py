@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from pathlib import PurePath
 from typing import Any
 
 from markupsafe import Markup
@@ -14,6 +13,7 @@ from markupsafe import Markup
 from clineval.core import MetricValue, SuiteSpec, TaskAggregate, TaskSpec
 from clineval.report.charts import stratum_chart
 from clineval.report.formatting import headline_metrics, interval, is_number
+from clineval.report.systems import system_groups, system_name
 from clineval.report.view import StratumTable, TaskView, task_view
 
 FAILURE_LABELS = frozenset({"failed", "scorer_error", "judge_error", "ungraded"})
@@ -22,17 +22,13 @@ JUDGE_ERROR_METRIC = "judge_sample_error_rate"
 
 
 def system_label(task: TaskSpec, provenance: Mapping[str, Any] | None = None) -> str:
-    """A short name for the system under test: its model, else its predictions file, else its type."""
-    args = task.system.args
-    for key in ("model", "name", "url", "function", "path"):
-        value = args.get(key)
-        if isinstance(value, str) and value:
-            return PurePath(value).stem if key == "path" else value
-    return task.system.type
+    """A short name for the system under test (``clineval.report.systems.system_name``: its model, else
+    the name its options give, else its callable, service or file)."""
+    return system_name(task.system)
 
 
 def run_systems(suite: SuiteSpec) -> str:
-    return ", ".join(dict.fromkeys(system_label(t) for t in suite.tasks))
+    return ", ".join(g.name for g in system_groups(suite.tasks))
 
 
 @dataclass(frozen=True)
