@@ -9,9 +9,11 @@ stored metric equals the formula (|difference| < 1e-9).
 
 Part 2 runs ``classify_differential`` on the same files (differential: ``final_diagnoses`` as ranked
 proposed items, then the can't-miss round's ``critical_diagnoses`` as alternatives; transcript: every
-response of every round, round = its position, phase = round name) and compares it with LDDx's
-decisions: per ground truth TP (in ``true_positives``), FN (in ``false_negatives``), else AE (LDDx
-stores no AE list; its ae_count = ground truth - TP - FN in every file); per final diagnosis TP / FP.
+response of every round, round = its position, phase = round name; case text: ``case_description``, read
+for CAA support and TM-SM indication) and compares it with LDDx's decisions: per ground truth TP (in
+``true_positives``), FN (in ``false_negatives``), else AE (LDDx stores no AE list; its ae_count = ground
+truth - TP - FN in every file); per final diagnosis TP / FP (clineval: TP / FP / BROADER / DUP). LDDx has no
+TM-SM, so every clineval TM-SM is a difference.
 """
 
 from __future__ import annotations
@@ -133,7 +135,11 @@ def _reason(
     pair = next((p["system"] for p in f["true_positives"] if p["ground_truth"] == gt), None)
     if theirs == "TP" and ours != "TP":
         eq = equivalent(pair or "", gt)
-        return f"LDDx matched {pair!r}; clineval equivalence: {eq.tier or 'none'} ({eq.explanation})"
+        broader = "; the system name is the broader one: BROADER, no hit" if eq.broader == "a" else ""
+        return f"LDDx matched {pair!r}; clineval equivalence: {eq.tier or 'none'} ({eq.explanation}){broader}"
+    if ours == "TM-SM":
+        e = d.evidence[0]
+        return f"treated in round {e.round} ({e.phase}): {e.trigger}: {e.text[:110]!r}"
     if ours == "TP":
         status = "can't-miss alternative" if d.rank is None else f"final rank {d.rank}"
         return f"clineval matched {d.system!r} ({status}) by tier {d.tier}: {d.explanation}"
@@ -161,7 +167,8 @@ def decision_agreement(files: list[LddxFile]) -> Agreement:
     diffs: list[str] = []
     for f in files:
         items, turns = system_output(f)
-        c = classify_differential(f["ground_truth_diagnoses"], items, turns)
+        case_text = str(f["full_transcript"].get("case_description") or "")
+        c = classify_differential(f["ground_truth_diagnoses"], items, turns, case_text=case_text)
         theirs_gt, theirs_sys = lddx_decisions(f)
         ours_gt: dict[str | None, str] = {
             d.ground_truth: d.cls for d in c.decisions if d.cls in ("TP", "FN", "AE", "TM-SM")
@@ -201,7 +208,7 @@ def main(argv: list[str]) -> int:
     print(_table(a.gt_confusion, ["TP", "FN", "AE"], ["TP", "FN", "AE", "TM-SM"]))
     agree = sum(n for (r, c), n in a.gt_confusion.items() if r == c)
     print(f"\nagreement: {agree}/{sum(a.gt_confusion.values())}\n\nFinal diagnoses (system side):\n")
-    print(_table(a.sys_confusion, ["TP", "FP"], ["TP", "FP", "DUP", "?"]))
+    print(_table(a.sys_confusion, ["TP", "FP"], ["TP", "FP", "BROADER", "DUP", "?"]))
     print("\n### Differences (ground truth)\n")
     for line in a.differences:
         print(f"- {line}")

@@ -17,6 +17,7 @@ from clineval.scoring.ddx_classes import DdxClassification
 from clineval.scoring.registry import SCORERS
 
 GT = ["acute kidney injury (AKI)", "contrast-induced nephropathy", "cholesterol embolization", "pneumonia"]
+CASE = "Two weeks after cardiac catheterization he has fever, hypotension and a rising creatinine."
 
 
 def _classify() -> DdxClassification:
@@ -39,8 +40,10 @@ def _classify() -> DdxClassification:
             phase="symptom_management",
             text="Treat the cough; give paracetamol for fever.",
         ),
+        T(round=3, agent="c", phase="cant_miss", text="Sepsis must not be missed: fever and hypotension."),
     ]
-    return classify_differential(GT, diff, turns, findings={"pneumonia": ["cough", "fever", "crackles"]})
+    findings = {"pneumonia": ["cough", "fever", "crackles"]}
+    return classify_differential(GT, diff, turns, findings=findings, case_text=CASE)
 
 
 def test_classes_and_evidence() -> None:
@@ -55,9 +58,16 @@ def test_classes_and_evidence() -> None:
     assert ae_text.cls == "AE"
     ev = ae_text.evidence[0]
     assert (ev.source, ev.round, ev.phase, ev.trigger) == ("transcript", 1, "debate", "unlikely given")
-    tm = by_gt["pneumonia"]
+    tm = by_gt["pneumonia"]  # paracetamol treats fever, the one treatable key finding of three
     assert tm.cls == "TM-SM" and {e.phase for e in tm.evidence} == {"symptom_management"}
-    assert c.counts == {"TP": 1, "FP": 1, "FN": 0, "CAA": 1, "AE": 2, "TM-SM": 1}
+    assert tm.evidence[0].trigger == "paracetamol (antipyretics) treats key finding 'fever' (fever)"
+    caa = next(d for d in c.decisions if d.cls == "CAA")
+    assert (caa.system, caa.evidence[0].phase, caa.evidence[0].trigger) == (
+        "Sepsis",
+        "cant_miss",
+        "cites fever, hypotension",
+    )
+    assert c.counts == {"TP": 1, "FP": 1, "FN": 0, "CAA": 1, "AE": 2, "TM-SM": 1, "BROADER": 0}
     assert c.considered == 4 + 1 + 1
     assert c.hit_ranks == (2,)
 
@@ -83,19 +93,20 @@ def test_lddx_case_1_counts_give_its_crq() -> None:
     gt = ["acute kidney injury", "a1", "a2", "f1", "f2"]
     turns = [T(round=1, agent="a", text="A1 was ruled out. A2 is unlikely given the biopsy.")]
     c = classify_differential(gt, diff, turns)
-    assert c.counts == {"TP": 1, "FP": 2, "FN": 2, "CAA": 0, "AE": 2, "TM-SM": 0}
+    assert c.counts == {"TP": 1, "FP": 2, "FN": 2, "CAA": 0, "AE": 2, "TM-SM": 0, "BROADER": 0}
     s = ddx_scores(c, -0.2)
     assert s["clinical_reasoning_quality"] == pytest.approx(3 / 7)
     assert s["recall"] == pytest.approx(0.2)
 
 
 def test_hierarchy_option_and_duplicates() -> None:
-    diff = [D(diagnosis="Acute kidney injury"), D(diagnosis="AKI"), D(diagnosis="Flu"), D(diagnosis="flu")]
-    loose = classify_differential(["contrast-induced nephropathy"], diff)
+    # the system name narrower than the ground truth: a hierarchy TP unless hierarchy_counts_as_tp is off
+    diff = [D(diagnosis="Contrast-induced nephropathy"), D(diagnosis="Flu"), D(diagnosis="flu")]
+    loose = classify_differential(["acute kidney injury"], diff)
     assert loose.counts["TP"] == 1 and loose.decisions[0].tier == "hierarchy"
-    assert [d.cls for d in loose.decisions[1:]] == ["DUP", "FP", "DUP"]
-    strict = classify_differential(["contrast-induced nephropathy"], diff, hierarchy_counts_as_tp=False)
-    assert strict.counts["TP"] == 0 and strict.counts["FN"] == 1
+    assert [d.cls for d in loose.decisions[1:]] == ["FP", "DUP"]
+    strict = classify_differential(["acute kidney injury"], diff, hierarchy_counts_as_tp=False)
+    assert strict.counts["TP"] == 0 and strict.counts["FN"] == 1 and strict.counts["FP"] == 2
 
 
 def test_true_diagnosis_first() -> None:

@@ -121,3 +121,80 @@ def test_import_of_clineval_text_does_not_load_the_terminology() -> None:
     code = "import clineval, clineval.text, sys; print('clineval.text.terminology' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+# Common symptoms, signs and results (issue 22, data/finding_names.tsv): none may resolve, through an EXACT
+# synonym, to a Disease Ontology concept named otherwise, except those clinical usage names the diagnosis by.
+COMMON_FINDINGS = tuple(
+    f.strip()
+    for f in (
+        "bronchospasm | wheezing | wheeze | cough | fever | pyrexia | dyspnea | dyspnoea | shortness of "
+        "breath | chest pain | abdominal pain | headache | nausea | vomiting | diarrhea | constipation | "
+        "fatigue | malaise | syncope | palpitations | tachycardia | bradycardia | hypotension | "
+        "hypertension | hypoxia | hypoxemia | cyanosis | jaundice | edema | ascites | hepatomegaly | "
+        "splenomegaly | lymphadenopathy | adenopathy | rash | pruritus | seizure | convulsion | tremor | "
+        "weakness | paralysis | numbness | paresthesia | vertigo | dizziness | hematuria | proteinuria | "
+        "oliguria | anuria | polyuria | dysuria | hemoptysis | hematemesis | melena | epistaxis | "
+        "stridor | tachypnea | apnea | hypothermia | hyperthermia | dehydration | hypovolemia | shock | "
+        "anemia | leukocytosis | leukopenia | thrombocytopenia | neutropenia | eosinophilia | "
+        "hyperkalemia | hypokalemia | hyponatremia | hypernatremia | hypoglycemia | hyperglycemia | "
+        "acidosis | alkalosis | confusion | delirium | coma | dysphagia | odynophagia | hoarseness | "
+        "dysphonia | back pain | arthralgia | myalgia | parasitemia | bacteremia | viremia | sepsis | "
+        "hypersensitivity | angioedema | urticaria | chills | night sweats | weight loss | anorexia | "
+        "cachexia | bleeding | hemorrhage | pallor | clubbing | heart murmur | crackles | papilledema | "
+        "photophobia | diplopia | ptosis | aphasia | dysarthria | ataxia | nystagmus | myocardial "
+        "ischemia | ischemia | claudication | laryngospasm | muscle spasm | colic | polydipsia | "
+        "respiratory distress | respiratory failure | hemiparesis | hemiplegia | altered mental status | "
+        "lethargy | irritability | failure to thrive | hypercalcemia | hypocalcemia | azotemia | uremia "
+        "| hyperbilirubinemia | pleural effusion | pericardial effusion | effusion | inflammation | "
+        "infection | mass | lesion | nodule | tumor | cyst | pain | hyperreactivity | bronchial "
+        "hyperreactivity | airway hyperresponsiveness | insulin resistance | hypogammaglobulinemia | "
+        "granulocytopenia | lymphopenia | lymphocytopenia | hyperuricemia | hyperlipidemia | "
+        "hypercholesterolemia | dyslipidemia | hypoalbuminemia | hyperammonemia | lactic acidosis | "
+        "metabolic acidosis | respiratory acidosis | hypomagnesemia | hypophosphatemia | "
+        "hyperphosphatemia | polycythemia | erythrocytosis | pancytopenia | hematochezia | steatorrhea | "
+        "hepatosplenomegaly | cardiomegaly | wheezes | dyspepsia | heartburn | regurgitation | orthopnea "
+        "| pleuritic chest pain | ankle swelling | leg swelling | sore throat | rhinorrhea | nasal "
+        "congestion | sneezing | earache | otalgia | hearing loss | tinnitus | blurred vision | visual "
+        "loss | vision loss | visual impairment | eye pain | red eye | conjunctival injection | joint "
+        "pain | joint swelling | stiffness | muscle weakness | fasciculation | spasticity | rigidity | "
+        "bradykinesia | dystonia | chorea | myoclonus | tetany | cramps | insomnia | anxiety | "
+        "depression | hallucinations | psychosis | agitation | amnesia | memory loss | obesity | weight "
+        "gain | hirsutism | gynecomastia | amenorrhea | menorrhagia | dysmenorrhea | infertility | "
+        "erectile dysfunction | urinary retention | urinary incontinence | frequency | urgency | "
+        "nocturia | flank pain | pelvic pain | dyspareunia | vaginal discharge | pruritus ani | tenesmus "
+        "| bloating | abdominal distension | hiccups | halitosis | dry mouth | xerostomia | mouth ulcers "
+        "| petechiae | purpura | ecchymosis | bruising | easy bruising | hypercoagulability | "
+        "thrombophilia | hypoperfusion | hypoxaemia | hypercapnia | hypoventilation | hyperventilation | "
+        "apnoea | tachypnoea | respiratory arrest | cardiac arrest | arrhythmia | heart block | heart "
+        "failure | cardiogenic shock | septic shock | hypovolemic shock | anaphylactic shock | "
+    ).split("|")
+    if f.strip()
+)
+KEPT_FINDING_NAMES = {
+    "rash": "exanthem",
+    "lymphocytopenia": "lymphopenia",
+    "granulocytopenia": "agranulocytosis",
+    "dyslipidemia": "lipid metabolism disorder",
+    "chorea": "choreatic disease",
+    "anxiety": "anxiety disorder",
+    "amnesia": "amnestic disorder",
+    "erectile dysfunction": "impotence",
+    "myocardial ischemia": "coronary artery disease",
+}
+
+
+def test_no_common_finding_resolves_to_a_differently_named_disease_concept() -> None:
+    from clineval.text.diagnosis_vocab import load_vocabulary
+    from clineval.text.name_resolution import resolve
+
+    term, vocab = load_terminology(), load_vocabulary()
+    assert len(COMMON_FINDINGS) == 265
+    found = {}
+    for finding in COMMON_FINDINGS:
+        key = name_key(finding)
+        for cid in resolve(finding, vocab).concepts.exact:
+            by_synonym = cid in term.concepts(key) and term.name_source(key, cid).scope != "LABEL"
+            if by_synonym:
+                found[key] = term.label(cid)
+    assert found == KEPT_FINDING_NAMES

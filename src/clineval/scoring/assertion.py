@@ -34,6 +34,10 @@ Rules added for the reasoning of a multi-agent discussion (issue 13), each a tab
 
 ``ruled_out_mentions(targets, passages, names_for=None)`` returns, for each target, the negated mentions
 found: the sentence, the trigger, and the passage's round / phase / agent.
+
+Actions (``action_state``, for TM-SM in ``clineval.scoring.ddx_treatment``) use the same scope rules with
+their own lexicon (``ACTION_RULES``): an agent is withheld ("avoid NSAIDs", "hold insulin", "thrombolysis is
+contraindicated") or only considered ("consider intubation", "if hypotensive, give fluids"), else given.
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from clineval.scoring.assertion_lexicon import (
+    ACTION_RULES,
     BACKWARD,
     BLOCKING,
     BOTH,
@@ -93,10 +98,19 @@ def _phrase(p: str) -> tuple[str, ...]:
     return tuple(w if w == "*" else " ".join(match_tokens(w)) for w in p.split())
 
 
-_TRIGGERS: tuple[tuple[tuple[str, ...], str, str], ...] = tuple(
-    sorted(((_phrase(p), cat, d) for p, cat, d in RULES), key=lambda r: (-len(r[0]), "*" not in r[0]))
-)
+Triggers = tuple[tuple[tuple[str, ...], str, str], ...]
+
+
+def _compile(rules: Iterable[tuple[str, str, str]]) -> Triggers:
+    compiled = ((_phrase(p), cat, d) for p, cat, d in rules)
+    return tuple(sorted(compiled, key=lambda r: (-len(r[0]), "*" not in r[0])))
+
+
+_TRIGGERS = _compile(RULES)
 _FIRST = frozenset(t[0][0] for t in _TRIGGERS)
+_ACTION_TRIGGERS = _compile(ACTION_RULES)
+_ACTION_FIRST = frozenset(t[0][0] for t in _ACTION_TRIGGERS)
+_CONDITION_OPENERS = frozenset({"if", "unless", "should", "whether", "once", "when"})
 _SENTENCE = re.compile(r"(?<=[.!?;:])\s+|\n+|\\n|\s[-*•]\s|\"\s*[,:]\s*\"")
 
 
@@ -150,6 +164,11 @@ def target_forms(target: str) -> tuple[tuple[str, ...], ...]:
     return tuple(f for f in forms if f)
 
 
+def find_form(tokens: Sequence[str], form: Sequence[str]) -> list[int]:
+    """Start indices of the contiguous token sequence ``form`` in ``tokens``."""
+    return _find(tokens, form)
+
+
 def _find(tokens: Sequence[str], form: Sequence[str]) -> list[int]:
     n = len(form)
     return [
@@ -171,14 +190,16 @@ def _match_end(tokens: Sequence[str], i: int, phrase: Sequence[str]) -> int | No
     return None
 
 
-def _modifiers(tokens: Sequence[str]) -> list[tuple[int, int, str, str, str]]:
+def _modifiers(
+    tokens: Sequence[str], triggers: Triggers = _TRIGGERS, first: frozenset[str] = _FIRST
+) -> list[tuple[int, int, str, str, str]]:
     """Trigger matches (start, end, category, direction, phrase), longest rule first, no overlaps."""
     taken = [False] * len(tokens)
     found: list[tuple[int, int, str, str, str]] = []
     for i, tok in enumerate(tokens):
-        if tok not in _FIRST or taken[i]:
+        if tok not in first or taken[i]:
             continue
-        for phrase, cat, direction in _TRIGGERS:
+        for phrase, cat, direction in triggers:
             end = _match_end(tokens, i, phrase)
             if end is not None and not any(taken[i:end]):
                 found.append((i, end, cat, direction, " ".join(tokens[i:end])))
@@ -221,6 +242,37 @@ def _blocked(mods: Sequence[tuple[int, int, str, str, str]], start: int, end: in
     return False
 
 
+def action_state(words: Sequence[str], start: int, end: int) -> tuple[str | None, bool]:
+    """(the trigger withholding it, or None; whether it is only considered) for an agent at
+    ``words[start:end]`` (lower-cased ``match_tokens`` of one sentence), by the action lexicon; a sentence
+    that opens with a condition ("if", "unless", "should", "once", "when", "in case") is considered only."""
+    if words and (words[0] in _CONDITION_OPENERS or tuple(words[:2]) == ("in", "case")):
+        return None, True  # "If blood glucose is low (<70 mg/dL), administer dextrose": all of it supposed
+    mods = _modifiers(words, _ACTION_TRIGGERS, _ACTION_FIRST)
+    if not mods:
+        return None, False
+    hedged = _blocked(mods, start, end)
+    return (None if hedged else _negated_by(mods, start, end)), hedged
+
+
+def negation_of(words: Sequence[str], start: int, end: int) -> str | None:
+    """The trigger that puts ``words[start:end]`` in a negated scope by the diagnosis lexicon, or None
+    ("no fever": the finding is absent)."""
+    return negation_in(words)(start, end)
+
+
+def negation_in(words: Sequence[str]) -> Callable[[int, int], str | None]:
+    """``negation_of`` for many spans of one sentence: its triggers found once."""
+    mods = _modifiers(words)
+    if not mods:
+        return _nothing
+    return lambda start, end: _negated_by(mods, start, end)
+
+
+def _nothing(start: int, end: int) -> str | None:
+    return None
+
+
 def _reference_trigger(words: Sequence[str], mods: Sequence[tuple[int, int, str, str, str]]) -> str | None:
     """The negation trigger of a plural demonstrative that refers back to diagnoses, or None."""
     for start, end, cat, _, phrase in mods:
@@ -237,7 +289,8 @@ def _subtype_mention(words: Sequence[str], start: int, form: Sequence[str]) -> b
     return start > 0 and words[start - 1] in SUBTYPE_QUALIFIERS and form[0] != stem(words[start - 1])
 
 
-def _all_forms(target: str, names_for: Callable[[str], Iterable[str]] | None) -> tuple[tuple[str, ...], ...]:
+def all_forms(target: str, names_for: Callable[[str], Iterable[str]] | None) -> tuple[tuple[str, ...], ...]:
+    """``target_forms`` of a target and of each further name ``names_for`` gives."""
     forms = list(target_forms(target))
     for name in names_for(target) if names_for is not None else ():
         forms.extend(f for f in target_forms(name) if f not in forms)
@@ -256,7 +309,7 @@ def ruled_out_mentions(
     mention of any of them counts. A sentence whose plural demonstrative is negated ("These are less
     likely") rules out the targets named in the sentence or list items just before it (module docstring).
     """
-    forms = {t: _all_forms(t, names_for) for t in targets}
+    forms = {t: all_forms(t, names_for) for t in targets}
     firsts = {f[0] for fs in forms.values() for f in fs}
     out: dict[str, list[Mention]] = {t: [] for t in targets}
     for passage in passages:

@@ -19,6 +19,9 @@ RULES: tuple[tuple[str, str, str], ...] = (
         for p in (
             "no",
             "not",
+            "denies",
+            "denied",
+            "denying",
             "no evidence of",
             "no signs of",
             "no sign of",
@@ -221,4 +224,53 @@ REFERENCE_NOT_DIAGNOSES = frozenset(
         "patients", "factors", "medications", "drugs", "studies", "images", "levels", "changes", "episodes",
         "complaints", "agents", "questions", "points", "steps", "measures", "treatments", "options",
     }
+)  # fmt: skip
+
+# Actions (TM-SM, clineval.scoring.ddx_treatment): is an agent named in a symptom-management turn given, or
+# withheld, avoided, contraindicated or only considered? Same machinery as the diagnosis triggers above, with
+# the termination terms of ConText; "consider X", "potential X", "if ..., give X", "X if needed" are hedges
+# (an order under a condition is not a given treatment).
+ACTION_RULES: tuple[tuple[str, str, str], ...] = (
+    *(
+        (p, NEGATED, FORWARD)
+        for p in (
+            "no", "not", "do not", "do not give", "never", "without", "avoid", "avoiding", "hold", "holding",
+            "withhold", "withholding", "stop", "stopping", "discontinue", "discontinuing", "cease", "defer",
+            "deferring", "refrain from", "contraindication to", "contraindicated", "against", "instead of",
+            "rather than", "not to give", "do not start", "do not use",
+            # a cause or the history, not an order: "TMA associated with the use of clopidogrel"
+            "associated with", "induced by", "caused by", "due to", "secondary to", "side effect of",
+            "side effects of", "history of", "started on", "reaction to", "allergic to", "exposure to",
+            "overdose of", "toxicity from", "related to", "is on", "are on", "was on", "currently on",
+            "already on", "has been on",
+        )
+    ),
+    *(
+        (p, NEGATED, BACKWARD)
+        for p in (
+            "contraindicated", "is contraindicated", "are contraindicated", "should be avoided", "be avoided",
+            "avoided", "withheld", "held", "not indicated", "is not indicated", "not recommended",
+            "not needed", "not required", "not necessary", "stopped", "discontinued", "not given",
+            "was not given", "should not be given", "not be given", "unnecessary", "not warranted",
+            "not helpful",
+        )
+    ),
+    *(
+        (p, POSSIBLE, FORWARD)
+        for p in (
+            "consider", "considering", "potential", "potentially", "possible", "possibly", "may", "might",
+            "could", "whether", "should the", "prepare for", "anticipate", "need for", "evaluate for",
+            "evaluation for", "assess for", "assessment for", "candidate for", "eligibility for",
+            "eligible for",
+        )
+    ),
+    *((p, POSSIBLE, BOTH) for p in ("if", "unless", "in case")),
+    *(
+        (p, POSSIBLE, BACKWARD)
+        for p in (
+            "if needed", "if necessary", "if required", "if indicated", "may be considered",
+            "can be considered", "could be considered", "be considered", "considered",
+        )
+    ),
+    *((p, cat, d) for p, cat, d in RULES if cat == TERMINATE),
 )  # fmt: skip

@@ -1,25 +1,12 @@
-"""``ddx``: differential-diagnosis scoring with outcome classes (TP, FP, FN, CAA, AE, TM-SM; see
-``clineval.scoring.ddx_classes``) and the LDDx metrics guide's scores (``ddx_scores``).
+"""``ddx``: differential-diagnosis scoring with outcome classes (TP, FP, FN, CAA, AE, TM-SM, and clineval's
+BROADER; see ``clineval.scoring.ddx_classes``) and the LDDx metrics guide's scores (``ddx_scores``).
 
-Classification (``classify_differential``), with ``match`` an equivalence function
-(default ``clineval.text.equivalence.best_match``):
-
-1. the system's items are taken in their order; each is matched against the ground-truth diagnoses
-   not yet matched (greedy, first come first served). ``proposed`` or ``alternative`` + match -> TP;
-   ``excluded`` + match -> AE (evidence: the item and its reasoning). A match of the ``hierarchy`` tier
-   counts only with ``hierarchy_counts_as_tp`` (default True; the tier is reported either way). An item
-   equivalent only to an already matched ground truth is a ``DUP`` (not counted);
-2. unmatched ``proposed`` items -> FP; unmatched ``alternative`` items -> CAA; unmatched ``excluded``
-   items -> ``EXCLUDED`` (not counted); a name already classified so (same normalised text) -> ``DUP``;
-3. each ground truth still unmatched: AE if the transcript mentions it in a ruled-out scope
-   (``clineval.scoring.assertion``; evidence: the latest such sentence, its round and phase); else
-   TM-SM if the triage / symptom-management turns (``tm_sm_phases``) address at least half (and at
-   least one) of its key findings (``findings[gt]``; a finding is addressed when one sentence of those
-   turns contains it, or all its content words: ``explain_match`` rules containment / all_tokens;
-   evidence: those sentences); else FN.
-
-Ranks: the ``proposed`` items, in order, are the ranked list (1-based). A hit is a proposed item
-equivalent (as counted above) to a ground truth, duplicates included.
+The classification of one case is ``clineval.scoring.ddx_classify.classify_differential`` (re-exported here;
+rules in its docstring and docs/ddx_scoring.md): greedy equivalence matching of the system's items to the
+ground truth (a name more general than a ground truth is never a hit), CAA only for alternatives a can't-miss
+turn supports with a finding of the case (``ddx_support``), AE from ``status: excluded`` or a ruled-out
+mention, TM-SM for a missed diagnosis whose triage / symptom-management turns gave an action that treats it
+(``ddx_treatment``, cited action map ``data/tm_sm_actions.yaml``).
 
 With an ``equivalence_judge`` on the task, ``DdxScorer.judge_requests`` names the pairs left open
 (``unresolved_pairs``: unmatched system diagnosis x unmatched ground truth, at most ``judge_max_pairs``);
@@ -36,170 +23,24 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from clineval.core.judging import JudgeDecision, JudgeRequest, judgments_of
-from clineval.core.output import DifferentialItem, TranscriptTurn
 from clineval.core.protocols import Metric, ScoringContext
 from clineval.core.score import Score
 from clineval.metrics.basic import LabelRate
 from clineval.metrics.breakdown import BreakdownRate
 from clineval.metrics.ddx import MACRO_KEYS, ClassTotals, MacroMean, MicroRatio, WhenRecorded
-from clineval.scoring.assertion import Passage, ruled_out_mentions, split_sentences
 from clineval.scoring.ddx_classes import (
     LLM_JUDGE_TIER,
     DdxClassification,
-    DdxDecision,
-    Evidence,
     MatchFn,
     judged_match,
     unresolved_pairs,
 )
+from clineval.scoring.ddx_classify import DEFAULT_TM_SM_PHASES, classify_differential
 from clineval.scoring.ddx_formulas import ddx_scores
-from clineval.text.equivalence import best_match, synonyms_of
-from clineval.text.matching import explain_match, normalize_for_match
+from clineval.scoring.ddx_support import DEFAULT_CANT_MISS_PHASES, CaaSupport
+from clineval.text.equivalence import best_match
 
-DEFAULT_TM_SM_PHASES = ("symptom_management", "triage")
-
-
-def _findings_of(gt: str, findings: Mapping[str, Sequence[str]]) -> Sequence[str]:
-    if gt in findings:
-        return findings[gt]
-    wanted = normalize_for_match(gt)
-    return next((f for k, f in findings.items() if normalize_for_match(k) == wanted), ())
-
-
-def _tm_sm_evidence(
-    gt: str, findings: Mapping[str, Sequence[str]], turns: Sequence[TranscriptTurn]
-) -> list[Evidence]:
-    key_findings = [f for f in _findings_of(gt, findings) if f.strip()]
-    if not key_findings or not turns:
-        return []
-    found: list[Evidence] = []
-    for finding in key_findings:
-        hit = next(
-            (
-                Evidence(sentence[:300], "transcript", t.round, t.phase, t.agent, trigger=finding)
-                for t in turns
-                for sentence in split_sentences(t.text)
-                if explain_match(sentence, finding).rule in ("containment", "all_tokens")
-            ),
-            None,
-        )
-        if hit is not None:
-            found.append(hit)
-    return found if 2 * len(found) >= len(key_findings) else []
-
-
-def _reserved(gts: Sequence[str], differential: Sequence[DifferentialItem]) -> dict[int, int]:
-    """Ground truth index -> the first differential item that names it at a same-disease tier (exact,
-    synonym, overlap), by the deterministic matcher."""
-    reserved: dict[int, int] = {}
-    for j, item in enumerate(differential):
-        for gi, gt in enumerate(gts):
-            if gi not in reserved:
-                _, eq = best_match(item.diagnosis, [gt], allow_hierarchy=False)
-                if eq.equivalent:
-                    reserved[gi] = j
-    return reserved
-
-
-def classify_differential(
-    ground_truth: Sequence[str],
-    differential: Sequence[DifferentialItem],
-    transcript: Sequence[TranscriptTurn] | None = None,
-    *,
-    match: MatchFn = best_match,
-    findings: Mapping[str, Sequence[str]] | None = None,
-    hierarchy_counts_as_tp: bool = True,
-    tm_sm_phases: Sequence[str] = DEFAULT_TM_SM_PHASES,
-) -> DdxClassification:
-    """Per-diagnosis class decisions for one case (see the module docstring for the rules)."""
-    gts = [g for g in ground_truth if g.strip()]
-    open_gt = list(range(len(gts)))  # indices of ground truths not yet matched
-    decided: dict[int, DdxDecision] = {}
-    system_side: list[DdxDecision] = []
-    hit_ranks: list[int] = []
-    first_ranks: list[int] = []
-    seen_other: set[str] = set()
-    rank = 0
-    reserved = _reserved(gts, differential)
-    for j, item in enumerate(differential):
-        if item.status == "proposed":
-            rank += 1
-        item_rank = rank if item.status == "proposed" else None
-        name = item.diagnosis
-        # a ground truth a later item names exactly (or as a synonym) is kept for it: "Hemochromatosis-Related
-        # Osteoarthritis" must not take "osteoarthritis" from a later "Osteoarthritis"
-        pool = [i for i in open_gt if reserved.get(i, j) <= j]
-        found, eq = match(name, [gts[i] for i in pool]) if pool else (None, None)
-        idx = open_gt.index(pool[found]) if found is not None else None
-        if eq is not None and eq.tier == "hierarchy" and not hierarchy_counts_as_tp:
-            idx = None
-        tier = eq.tier if eq is not None and idx is not None else None
-        conf = eq.confidence if eq is not None and idx is not None and tier != LLM_JUDGE_TIER else None
-        why = eq.explanation if eq is not None else ""
-        ev = (Evidence(f"{name}: {item.reasoning}" if item.reasoning else name, "differential"),)
-        if idx is not None:
-            gi = open_gt.pop(idx)
-            if item.status == "excluded":
-                ev = (Evidence(ev[0].text, "status"),)
-                decided[gi] = DdxDecision("AE", gts[gi], name, None, tier, conf, why, ev)
-            else:
-                decided[gi] = DdxDecision("TP", gts[gi], name, item_rank, tier, conf, why, ev)
-                if item_rank is not None:
-                    hit_ranks.append(item_rank)
-                    if gi == 0:
-                        first_ranks.append(item_rank)
-            continue
-        dup_idx, dup_eq = match(name, gts)
-        if dup_idx is not None and (dup_eq.tier != "hierarchy" or hierarchy_counts_as_tp):
-            system_side.append(
-                DdxDecision(
-                    "DUP",
-                    gts[dup_idx],
-                    name,
-                    item_rank,
-                    dup_eq.tier,
-                    None if dup_eq.tier == LLM_JUDGE_TIER else dup_eq.confidence,
-                    dup_eq.explanation,
-                    ev,
-                )
-            )
-            if item_rank is not None and item.status != "excluded":
-                hit_ranks.append(item_rank)
-                if dup_idx == 0:
-                    first_ranks.append(item_rank)
-            continue
-        key = normalize_for_match(name)
-        if key in seen_other:  # the same non-ground-truth name again (e.g. proposed, then alternative)
-            system_side.append(DdxDecision("DUP", None, name, item_rank, explanation="repeated", evidence=ev))
-            continue
-        seen_other.add(key)
-        cls = {"proposed": "FP", "alternative": "CAA", "excluded": "EXCLUDED"}[item.status]
-        system_side.append(DdxDecision(cls, None, name, item_rank, None, None, why, ev))  # type: ignore[arg-type]
-    turns = list(transcript or ())
-    if open_gt and turns:
-        passages = [Passage(t.text, t.round, t.phase, t.agent) for t in turns]
-        mentions = ruled_out_mentions([gts[i] for i in open_gt], passages, names_for=synonyms_of)
-    else:
-        mentions = {}
-    phase_turns = [t for t in turns if t.phase in tm_sm_phases]
-    for gi in open_gt:
-        gt = gts[gi]
-        negated = mentions.get(gt)
-        if negated:
-            last = negated[-1]
-            p = last.passage
-            ev = (Evidence(last.sentence, "transcript", p.round, p.phase, p.agent, last.trigger),)
-            why = f"ruled out in the transcript ({len(negated)} negated mention(s); latest shown)"
-            decided[gi] = DdxDecision("AE", gt, None, explanation=why, evidence=ev)
-            continue
-        tm = _tm_sm_evidence(gt, findings or {}, phase_turns)
-        if tm:
-            why = f"missed, but {len(tm)} key finding(s) addressed in {'/'.join(tm_sm_phases)}"
-            decided[gi] = DdxDecision("TM-SM", gt, None, explanation=why, evidence=tuple(tm))
-        else:
-            decided[gi] = DdxDecision("FN", gt, None, explanation="not in the differential")
-    decisions = (*(decided[i] for i in sorted(decided)), *system_side)
-    return DdxClassification(decisions, len(gts), tuple(sorted(hit_ranks)), tuple(sorted(first_ranks)))
+__all__ = ["DdxOptions", "DdxScorer", "classify_differential", "ddx_scores", "make_ddx_scorer"]
 
 
 class DdxOptions(BaseModel):
@@ -210,6 +51,9 @@ class DdxOptions(BaseModel):
     tier (-0.2, 0.0, 0.3 or 0.7 in its published results); clineval keeps one fixed w per task so that
     cases are comparable, and records it in each breakdown. ``true_diagnosis``: ``any`` (a top-k hit is
     any ground truth) or ``first`` (only the first ground truth, e.g. DDXPlus's pathology).
+    ``caa_support``: what makes an ``alternative`` a CAA (``transcript``, the default: a can't-miss turn of
+    ``cant_miss_phases`` names it with a finding of the case; ``transcript_or_reasoning``: or its own
+    reasoning cites one; ``label``: the label alone, gameable, the behaviour before issue 22).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -219,6 +63,8 @@ class DdxOptions(BaseModel):
     ks: tuple[int, ...] = Field(default=(1, 3, 5, 10), min_length=1)
     true_diagnosis: Literal["any", "first"] = "any"
     tm_sm_phases: tuple[str, ...] = DEFAULT_TM_SM_PHASES
+    caa_support: CaaSupport = "transcript"
+    cant_miss_phases: tuple[str, ...] = DEFAULT_CANT_MISS_PHASES
     use_transcript: bool = True
     confidence: float = Field(default=0.95, gt=0.0, lt=1.0)
     seed: int = 0
@@ -257,8 +103,11 @@ class DdxScorer:
         self.metrics: Sequence[Metric] = (
             *(mean(key) for key in MACRO_KEYS),
             mean("reciprocal_rank", "mrr"),
+            mean("recall_broader"),
             *(BreakdownRate(f"top{k}", name=f"top{k}_accuracy", confidence=opts.confidence) for k in opts.ks),
             MicroRatio(("TP",), ("n_ground_truth",), name="recall_micro"),
+            MicroRatio(("BROADER",), ("TP", "FP", "CAA", "BROADER"), name="broader_share"),
+            MicroRatio(("caa_unsupported",), ("caa_unsupported", "CAA"), name="caa_unsupported_share"),
             ClassTotals(),
             LabelRate("failed", name="ddx_failed_rate"),
             WhenRecorded(
@@ -284,6 +133,7 @@ class DdxScorer:
         structured = None if ctx.output.failed else ctx.output.structured
         differential = list(structured.differential or []) if structured else []
         transcript = list(structured.transcript or []) if structured and opts.use_transcript else []
+        case_input = ctx.case.input
         return classify_differential(
             gt,
             differential,
@@ -292,6 +142,9 @@ class DdxScorer:
             findings=ctx.case.reference.findings,
             hierarchy_counts_as_tp=opts.hierarchy_counts_as_tp,
             tm_sm_phases=opts.tm_sm_phases,
+            case_text=case_input.vignette or case_input.question,
+            caa_support=opts.caa_support,
+            cant_miss_phases=opts.cant_miss_phases,
         )
 
     def _requests(self, result: DdxClassification) -> list[JudgeRequest]:
@@ -343,6 +196,8 @@ class DdxScorer:
         breakdown: dict[str, Any] = {
             **scores,
             **result.counts,
+            "caa_unsupported": result.caa_unsupported,
+            "broader_ground_truth": result.broader_ground_truth,
             "n_ground_truth": result.n_ground_truth,
             "considered": result.considered,
             "first_hit_rank": first[0] if first else None,

@@ -3,14 +3,23 @@
 Classes (LDDx metrics guide, Local-DDx by Baglecake, MIT; names kept):
 
 - ``TP``: a system diagnosis equivalent to a ground-truth diagnosis (each ground truth counted once);
-- ``FP``: a proposed system diagnosis equivalent to no ground-truth diagnosis;
-- ``CAA``: clinically appropriate alternative, a diagnosis outside the ground truth given in the
-  "can't miss" / alternatives part of the output (``status: alternative``);
+- ``FP``: a system diagnosis equivalent to no ground-truth diagnosis: a ``proposed`` item, or an
+  ``alternative`` without support (``status`` "alternative", explanation "alternative without can't-miss
+  support"; counted in ``caa_unsupported``);
+- ``CAA``: clinically appropriate alternative, "a reasonable alternative supported by evidence in the 'Can't
+  Miss' round": an ``alternative`` item outside the ground truth that a can't-miss turn names with a finding
+  of the case (``clineval.scoring.ddx_support``);
 - ``AE``: appropriately excluded, a ground-truth diagnosis the system considered and explicitly ruled out
   (``status: excluded`` in the differential, or a negated mention in the transcript);
-- ``TM-SM``: a missed ground-truth diagnosis whose key findings the triage / symptom-management round
-  treated;
+- ``TM-SM``: a missed ground-truth diagnosis that the triage / symptom-management turns treated: an action
+  given that treats it or its key findings ("missed Dehydration but gave fluids";
+  ``clineval.scoring.ddx_treatment``);
 - ``FN``: a ground-truth diagnosis missed, and neither AE nor TM-SM.
+
+``BROADER`` (clineval's, issue 22): a system diagnosis more general than a ground truth (an ancestor, or a
+grouping class: "Diabetes mellitus" for "type 2 diabetes", "bronchial disease" for "bronchiectasis"). It is
+never a hit (not TP, not in top-k or reciprocal rank); it counts like an FP in the denominators of precision,
+clinical reasoning quality and diagnostic safety, and as partial credit in ``recall_broader`` only.
 
 Two bookkeeping classes are recorded but never counted: ``DUP`` (a second system item equivalent to a
 ground truth already matched) and ``EXCLUDED`` (an excluded system item that is not a ground truth).
@@ -29,10 +38,10 @@ from typing import Any, Literal, Protocol
 
 from clineval.core.judging import JudgeDecision, JudgeRequest, pair_key
 
-DdxClass = Literal["TP", "FP", "FN", "CAA", "AE", "TM-SM", "DUP", "EXCLUDED"]
-COUNTED: tuple[DdxClass, ...] = ("TP", "FP", "FN", "CAA", "AE", "TM-SM")
+DdxClass = Literal["TP", "FP", "FN", "CAA", "AE", "TM-SM", "BROADER", "DUP", "EXCLUDED"]
+COUNTED: tuple[DdxClass, ...] = ("TP", "FP", "FN", "CAA", "AE", "TM-SM", "BROADER")
 GROUND_TRUTH_SIDE: frozenset[str] = frozenset({"TP", "FN", "AE", "TM-SM"})
-UNMATCHED_SYSTEM_SIDE: frozenset[str] = frozenset({"FP", "CAA", "EXCLUDED"})
+UNMATCHED_SYSTEM_SIDE: frozenset[str] = frozenset({"FP", "CAA", "EXCLUDED", "BROADER"})
 LLM_JUDGE_TIER = "llm_judge"
 
 
@@ -80,7 +89,8 @@ class Evidence:
 @dataclass(frozen=True, slots=True)
 class DdxDecision:
     """One class decision: the ground-truth and/or system name, the system rank (1-based, among the
-    ranked ``proposed`` items), the equivalence tier and confidence of the match, and the evidence."""
+    ranked ``proposed`` items), the equivalence tier and confidence of the match, the evidence, and for a
+    system item its ``status`` (proposed / alternative / excluded)."""
 
     cls: DdxClass
     ground_truth: str | None = None
@@ -90,8 +100,10 @@ class DdxDecision:
     confidence: float | None = None
     explanation: str = ""
     evidence: tuple[Evidence, ...] = ()
+    status: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
+        status = {} if self.status is None else {"status": self.status}
         return {
             "class": self.cls,
             "ground_truth": self.ground_truth,
@@ -101,6 +113,7 @@ class DdxDecision:
             "confidence": None if self.confidence is None else round(self.confidence, 4),
             "explanation": self.explanation,
             "evidence": [e.as_dict() for e in self.evidence],
+            **status,
         }
 
 
@@ -108,12 +121,14 @@ class DdxDecision:
 class DdxClassification:
     """All decisions of one case, the ground-truth count, and the ranks (1-based, among the ranked
     ``proposed`` items) of the system items equivalent to a ground truth (``hit_ranks``, sorted), and of
-    those equivalent to the first ground truth (``first_gt_ranks``)."""
+    those equivalent to the first ground truth (``first_gt_ranks``); ``broader_ground_truth``: the ground
+    truths not found (not TP) that a ``BROADER`` item names (partial credit)."""
 
     decisions: tuple[DdxDecision, ...]
     n_ground_truth: int
     hit_ranks: tuple[int, ...] = ()
     first_gt_ranks: tuple[int, ...] = ()
+    broader_ground_truth: int = 0
     counts: dict[str, int] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -125,10 +140,15 @@ class DdxClassification:
 
     @property
     def considered(self) -> int:
-        """Diagnoses considered = ground-truth count + FP + CAA (= TP + FN + AE + TM-SM + FP + CAA): every
-        ground-truth diagnosis once, plus every distinct system diagnosis outside the ground truth."""
+        """Diagnoses considered = ground-truth count + FP + CAA + BROADER (= TP + FN + AE + TM-SM + FP + CAA
+        + BROADER): every ground-truth diagnosis once, plus every distinct system diagnosis outside it."""
         c = self.counts
-        return self.n_ground_truth + c["FP"] + c["CAA"]
+        return self.n_ground_truth + c["FP"] + c["CAA"] + c["BROADER"]
+
+    @property
+    def caa_unsupported(self) -> int:
+        """The ``alternative`` items counted as FP for want of support."""
+        return sum(1 for d in self.decisions if d.cls == "FP" and d.status == "alternative")
 
 
 def unresolved_pairs(

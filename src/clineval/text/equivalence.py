@@ -33,6 +33,12 @@ content stems (Snowball; stop words dropped). Equivalent only if all of:
 ``best_match(name, candidates)`` returns the index of the best candidate by (tier order, confidence,
 position) and its ``Equivalence``; (None, a non-match) when none is equivalent.
 
+Direction: a ``hierarchy`` equivalence says which name is the more general one (``broader``: ``"a"`` the
+first argument, ``"b"`` the second), so that a scorer can refuse a name broader than the ground truth
+(``clineval.scoring.ddx``: an ancestor is never a hit). ``broader`` is None for the same-disease tiers and
+for a compositional name that lists the other as one of its alternatives or examples ("Rh or ABO
+incompatibility" names "ABO incompatibility": neither is the broader *claim*).
+
 Speed: everything about one name (forms, groups, hierarchy nodes, overlap features) is computed once per
 vocabulary and cached, so a pair costs a few set operations (see ``benchmarks/bench_equivalence.py``).
 """
@@ -49,6 +55,7 @@ from clineval.text.name_features import conflict, overlap
 from clineval.text.name_resolution import Resolved, resolve
 
 Tier: TypeAlias = Literal["exact", "synonym", "hierarchy", "overlap"]
+Side: TypeAlias = Literal["a", "b"]
 TIERS: tuple[Tier, ...] = ("exact", "synonym", "hierarchy", "overlap")
 CONFIDENCE = {
     "exact": 1.0,
@@ -72,18 +79,25 @@ class Equivalence:
     tier: Tier | None
     confidence: float
     explanation: str
+    broader: Side | None = None  # hierarchy only: the more general name (see the module docstring)
+
+    def flipped(self) -> Equivalence:
+        """The same equivalence read with the two names swapped."""
+        side: Side | None = None if self.broader is None else ("b" if self.broader == "a" else "a")
+        return Equivalence(self.equivalent, self.tier, self.confidence, self.explanation, side)
 
 
-def _hierarchy(a: Resolved, b: Resolved, vocab: DiagnosisVocabulary) -> tuple[str, str, int] | None:
-    """(child node, parent node, depth) when one name is a subtype of the other."""
-    best: tuple[str, str, int] | None = None
-    for x, y in ((a, b), (b, a)):
+def _hierarchy(a: Resolved, b: Resolved, vocab: DiagnosisVocabulary) -> tuple[str, str, int, Side] | None:
+    """(child node, parent node, depth, the side of the parent) when one name is a subtype of the other."""
+    best: tuple[str, str, int, Side] | None = None
+    pairs: tuple[tuple[Resolved, Resolved, Side], ...] = ((a, b, "b"), (b, a, "a"))
+    for x, y, up_side in pairs:
         for child in x.nodes:
             ups = vocab.ancestors[child]
             for parent in y.nodes:
                 depth = ups.get(parent)
                 if depth is not None and (best is None or depth < best[2]):
-                    best = (child, parent, depth)
+                    best = (child, parent, depth, up_side)
     return best
 
 
@@ -113,11 +127,11 @@ def _curated(
     if allow_hierarchy and a.nodes and b.nodes:
         found = _hierarchy(a, b, vocab)
         if found is not None:
-            child, parent, depth = found
+            child, parent, depth, side = found
             conf = CONFIDENCE["hierarchy" if depth == 1 else "hierarchy_indirect"]
             how = "a subtype" if depth == 1 else f"a subtype ({depth} levels down)"
             text = f"{vocab.label(child)!r} is {how} of {vocab.label(parent)!r}"
-            return Equivalence(True, "hierarchy", conf, text)
+            return Equivalence(True, "hierarchy", conf, text, side)
     return None
 
 
@@ -143,20 +157,23 @@ def _ontology(a: Resolved, b: Resolved, allow_hierarchy: bool) -> Equivalence | 
     sub = ontology_match.subtype(a.concepts, b.concepts)
     if sub is None:
         return None
-    narrow, broad, depth = sub
+    narrow, broad, depth, a_is_narrow = sub
     term = ontology_match.terminology()
     shown = f"{narrow} {term.label(narrow)}" if narrow.startswith("DOID:") else f"NARROW synonym {narrow!r}"
     how = "is_a" if depth == 1 else f"is_a ({depth} levels)"
     conf = CONFIDENCE["hierarchy" if depth == 1 else "hierarchy_indirect"]
-    return Equivalence(True, "hierarchy", conf, f"{shown} {how} {broad} {term.label(broad)}, {ONTOLOGY}")
+    text = f"{shown} {how} {broad} {term.label(broad)}, {ONTOLOGY}"
+    return Equivalence(True, "hierarchy", conf, text, "b" if a_is_narrow else "a")
 
 
 def _components(a: Resolved, b: Resolved, vocab: DiagnosisVocabulary) -> Equivalence | None:
     """One name is a compositional name ("X due to Y", "X with Y", "A or B") and a component of it is
-    the other name: a narrower statement of it (hierarchy tier)."""
+    the other name: a narrower statement of it (hierarchy tier; the other name is the broader one, unless the
+    component is one of the compositional name's alternatives or examples)."""
     if not a.parts and not b.parts:
         return None
-    for x, y in ((a, b), (b, a)):
+    pairs: tuple[tuple[Resolved, Resolved, Side], ...] = ((a, b, "b"), (b, a, "a"))
+    for x, y, y_side in pairs:
         # the other name whole, or one of its alternatives ("Rh or ABO incompatibility")
         targets = [("", y)] + [(f" ({r} {q!r})", resolve(q, vocab)) for r, q in y.parts if r == "alternative"]
         for role, part in x.parts:
@@ -167,7 +184,8 @@ def _components(a: Resolved, b: Resolved, vocab: DiagnosisVocabulary) -> Equival
                 eq = _exact(p, t) or _curated(p, t, vocab, False) or _ontology(p, t, False)
                 if eq is not None:
                     text = f"{role} {part!r} of {x.name!r} ~ {y.name!r}{where}: {eq.explanation}"
-                    return Equivalence(True, "hierarchy", CONFIDENCE["component"], text)
+                    side = None if role.startswith(("alternative", "example")) else y_side
+                    return Equivalence(True, "hierarchy", CONFIDENCE["component"], text, side)
     return None
 
 
@@ -197,10 +215,11 @@ def _compare(a: Resolved, b: Resolved, vocab: DiagnosisVocabulary, allow_hierarc
     if ov.added:  # the longer name narrows the shorter: a subtype by name, not the same disease
         if not allow_hierarchy:
             return Equivalence(False, None, 0.0, "a subtype by name; hierarchy not allowed")
-        narrow, broad = (a, b) if len(a.features.specific) >= len(b.features.specific) else (b, a)
+        a_narrow = len(a.features.specific) >= len(b.features.specific)
+        narrow, broad = (a, b) if a_narrow else (b, a)
         extra = " ".join(w for w in narrow.main.split() if w not in broad.main.split()) or "a qualifier"
         text = f"{narrow.main!r} names a subtype of {broad.main!r} (adds {extra!r})"
-        return Equivalence(True, "hierarchy", CONFIDENCE["hierarchy_by_name"], text)
+        return Equivalence(True, "hierarchy", CONFIDENCE["hierarchy_by_name"], text, "b" if a_narrow else "a")
     if ov.jaccard:
         conf = round(OVERLAP_BASE + OVERLAP_SLOPE * ov.jaccard, 4)
         shared = " ".join(sorted(a.features.specific & b.features.specific))
@@ -216,6 +235,7 @@ def _by_context(
         return None
     for x, y in ((a, b), (b, a)):
         if x.acronym:
+            swapped = x is b
             if not context:
                 return Equivalence(
                     False, None, 0.0, f"ambiguous abbreviation {x.name!r}: no context to read it"
@@ -226,7 +246,8 @@ def _by_context(
             eq = _compare(resolve(found.sense, v), y, v, allow_hierarchy)
             if eq.equivalent and eq.tier is not None:
                 conf = round(min(eq.confidence, CONFIDENCE["by_context"]), 4)
-                return Equivalence(True, eq.tier, conf, f"{found.why}; {eq.explanation}")
+                read = Equivalence(True, eq.tier, conf, f"{found.why}; {eq.explanation}", eq.broader)
+                return read.flipped() if swapped else read
             return None
     return None
 

@@ -4,7 +4,9 @@ Used by ``clineval.text.equivalence`` below the curated layer (curated groups an
 a user's file wins over both). Scope policy: a name's LABEL or EXACT keys give its concepts (synonym
 evidence); a NARROW synonym makes the name a subtype of that concept (hierarchy evidence); RELATED and
 BROAD synonyms are ignored. An ambiguous key (an EXACT name of several concepts) resolves to the one
-concept whose label it is, else to none.
+concept whose label it is, else to none. A symptom, sign or result that the ontology lists as an EXACT
+synonym of a differently named disease concept ("bronchospasm" of "bronchial disease") never resolves to it
+(``data/finding_names.tsv``, ``finding_exclusions``): a finding is not a diagnosis, let alone a disease class.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
+from importlib import resources
 
 from rapidfuzz.distance import Levenshtein
 
@@ -50,14 +53,28 @@ def _abbreviation(term: Terminology, key: str, cid: str) -> bool:
     return len(display) <= 2 and display.isupper()
 
 
+FINDING_NAMES = "finding_names.tsv"
+
+
+@lru_cache(maxsize=1)
+def finding_exclusions() -> frozenset[tuple[str, str]]:
+    """(name key, concept id) pairs never used: a finding named as a disease concept
+    (``data/finding_names.tsv``: name, concept, label, why; ``#`` comments)."""
+    text = (resources.files("clineval.text") / "data" / FINDING_NAMES).read_text(encoding="utf-8")
+    rows = (line.split("\t") for line in text.splitlines() if line.strip() and not line.startswith("#"))
+    return frozenset((name_key(row[0]), row[1].strip()) for row in rows)
+
+
 def concepts_of(forms: Iterable[str], term: Terminology | None = None) -> Concepts:
-    """The concepts of a name's normalised forms (LABEL/EXACT), ambiguity resolved by label."""
+    """The concepts of a name's normalised forms (LABEL/EXACT), ambiguity resolved by label, finding names
+    (``finding_exclusions``) left out."""
     t = term or terminology()
     exact: set[str] = set()
     narrow: list[tuple[str, str]] = []
     evidence: list[tuple[str, str]] = []
+    excluded = finding_exclusions()
     for key in forms:
-        ids = tuple(c for c in t.concepts(key) if not _abbreviation(t, key, c))
+        ids = tuple(c for c in t.concepts(key) if not _abbreviation(t, key, c) and (key, c) not in excluded)
         if len(ids) > 1:
             ids = tuple(c for c in ids if _label_key(t, c) == key)
             ids = ids if len(ids) == 1 else ()
@@ -88,21 +105,22 @@ def shared(a: Concepts, b: Concepts) -> tuple[str, str, str] | None:
     return cid, ka, kb
 
 
-def subtype(a: Concepts, b: Concepts, term: Terminology | None = None) -> tuple[str, str, int] | None:
-    """(narrow: a concept id or the key of a NARROW synonym, broad concept, depth) when one name is_a the
-    other's concept (or is a NARROW synonym of it: depth 1), the shortest such path; None otherwise."""
+def subtype(a: Concepts, b: Concepts, term: Terminology | None = None) -> tuple[str, str, int, bool] | None:
+    """(narrow: a concept id or the key of a NARROW synonym, broad concept, depth, whether ``a`` is the narrow
+    name) when one name is_a the other's concept (or is a NARROW synonym of it: depth 1), the shortest such
+    path; None otherwise."""
     t = term or terminology()
-    best: tuple[str, str, int] | None = None
-    for x, y in ((a, b), (b, a)):
+    best: tuple[str, str, int, bool] | None = None
+    for x, y, x_is_a in ((a, b, True), (b, a, False)):
         for key, broad in x.narrow_evidence:
             if broad in y.exact and (best is None or best[2] > 1):
-                best = (key, broad, 1)
+                best = (key, broad, 1, x_is_a)
         for narrow in x.exact:
             ups = t.ancestors(narrow)
             for broad in y.exact:
                 depth = ups.get(broad)
                 if depth is not None and depth <= MAX_DEPTH and (best is None or depth < best[2]):
-                    best = (narrow, broad, depth)
+                    best = (narrow, broad, depth, x_is_a)
     return best
 
 

@@ -1,0 +1,291 @@
+"""One case's differential classified into the DDx outcome classes (``clineval.scoring.ddx_classes``).
+
+``classify_differential``, with ``match`` an equivalence function (default
+``clineval.text.equivalence.best_match``):
+
+1. the system's items are taken in their order; each is matched against the ground-truth diagnoses not yet
+   matched (greedy, first come first served), leaving out a ground truth that the item is *more general*
+   than (a ``hierarchy`` match whose ``broader`` side is the system name). ``proposed`` or ``alternative``
+   + match -> TP; ``excluded`` + match -> AE (evidence: the item and its reasoning). A match of the
+   ``hierarchy`` tier (the system name narrower) counts only with ``hierarchy_counts_as_tp`` (default True;
+   the tier is reported either way). An item equivalent only to an already matched ground truth is a
+   ``DUP`` (not counted);
+2. an item related to a ground truth only as its broader name ("Diabetes mellitus" for "type 2 diabetes")
+   -> ``BROADER`` (never a hit; ``excluded`` items -> ``EXCLUDED``); other unmatched ``proposed`` items
+   -> FP; unmatched ``alternative`` items -> CAA when supported (``clineval.scoring.ddx_support``:
+   named with a finding of the case in a can't-miss turn), else FP with the reason; unmatched
+   ``excluded`` items -> ``EXCLUDED`` (not counted); a name already classified so (same normalised text)
+   -> ``DUP``;
+3. each ground truth still unmatched: AE if the transcript mentions it in a ruled-out scope
+   (``clineval.scoring.assertion``; evidence: the latest such sentence, its round and phase); else
+   TM-SM if the triage / symptom-management turns (``tm_sm_phases``) give an action that treats it or its
+   key findings (``clineval.scoring.ddx_treatment``; a mention of findings is no treatment); else FN.
+
+Ranks: the ``proposed`` items, in order, are the ranked list (1-based). A hit is a proposed item
+equivalent (as counted above) to a ground truth, duplicates included; a ``BROADER`` item is no hit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from clineval.core.output import DifferentialItem, TranscriptTurn
+from clineval.scoring.assertion import Passage, ruled_out_mentions
+from clineval.scoring.ddx_classes import (
+    LLM_JUDGE_TIER,
+    DdxClass,
+    DdxClassification,
+    DdxDecision,
+    EquivalenceLike,
+    Evidence,
+    MatchFn,
+)
+from clineval.scoring.ddx_support import (
+    DEFAULT_CANT_MISS_PHASES,
+    CaaSupport,
+    CaseFindings,
+    reasoning_support,
+    transcript_support,
+)
+from clineval.scoring.ddx_treatment import GivenAction, given_actions, present_findings, tm_sm_evidence
+from clineval.text.equivalence import best_match, synonyms_of
+from clineval.text.matching import normalize_for_match
+
+DEFAULT_TM_SM_PHASES = ("symptom_management", "triage")
+NO_SUPPORT = "no can't-miss turn names it with a finding of the case"
+
+
+def _findings_of(gt: str, findings: Mapping[str, Sequence[str]]) -> Sequence[str]:
+    if gt in findings:
+        return findings[gt]
+    wanted = normalize_for_match(gt)
+    return next((f for k, f in findings.items() if normalize_for_match(k) == wanted), ())
+
+
+def _broader(eq: EquivalenceLike | None) -> bool:
+    """Is the first name (the system's) the more general one of a hierarchy match?"""
+    return eq is not None and eq.tier == "hierarchy" and getattr(eq, "broader", None) == "a"
+
+
+Found = tuple[int | None, EquivalenceLike | None, tuple[int, EquivalenceLike] | None]
+
+
+def specific_match(match: MatchFn, name: str, candidates: Sequence[str]) -> Found:
+    """(index of the best candidate ``name`` is not broader than, its equivalence, and the first candidate
+    ``name`` is broader than with that equivalence): ``match`` again without each broader candidate."""
+    remaining = list(range(len(candidates)))
+    broader: tuple[int, EquivalenceLike] | None = None
+    eq: EquivalenceLike | None = None
+    while remaining:
+        found, eq = match(name, [candidates[i] for i in remaining])
+        if found is None:
+            return None, eq, broader
+        if not _broader(eq):
+            return remaining[found], eq, broader
+        broader = broader or (remaining[found], eq)
+        remaining.pop(found)
+    return None, eq, broader
+
+
+def _reserved(gts: Sequence[str], differential: Sequence[DifferentialItem]) -> dict[int, int]:
+    """Ground truth index -> the first differential item that names it at a same-disease tier (exact,
+    synonym, overlap), by the deterministic matcher."""
+    reserved: dict[int, int] = {}
+    for j, item in enumerate(differential):
+        for gi, gt in enumerate(gts):
+            if gi not in reserved:
+                _, eq = best_match(item.diagnosis, [gt], allow_hierarchy=False)
+                if eq.equivalent:
+                    reserved[gi] = j
+    return reserved
+
+
+class _Support:
+    """CAA support for one case, its case findings computed once, when first needed."""
+
+    def __init__(
+        self,
+        mode: CaaSupport,
+        turns: Sequence[TranscriptTurn],
+        case_text: str | None,
+        findings: Mapping[str, Sequence[str]],
+        phases: Sequence[str],
+    ) -> None:
+        self.mode, self.turns, self.case_text, self.findings, self.phases = (
+            mode,
+            turns,
+            case_text,
+            findings,
+            phases,
+        )
+        self._case: CaseFindings | None = None
+
+    def of(self, item: DifferentialItem) -> Evidence | None:
+        if self.mode == "label":
+            return Evidence(item.diagnosis, "status")
+        if self.mode == "transcript" and not self.turns:
+            return None
+        if self._case is None:
+            self._case = CaseFindings.of(self.case_text, self.findings)
+        found = transcript_support(
+            item.diagnosis, self.turns, self._case, phases=self.phases, names_for=synonyms_of
+        )
+        if found is None and self.mode == "transcript_or_reasoning":
+            found = reasoning_support(item.diagnosis, item.reasoning, self._case)
+        return found
+
+
+def classify_differential(
+    ground_truth: Sequence[str],
+    differential: Sequence[DifferentialItem],
+    transcript: Sequence[TranscriptTurn] | None = None,
+    *,
+    match: MatchFn = best_match,
+    findings: Mapping[str, Sequence[str]] | None = None,
+    hierarchy_counts_as_tp: bool = True,
+    tm_sm_phases: Sequence[str] = DEFAULT_TM_SM_PHASES,
+    case_text: str | None = None,
+    caa_support: CaaSupport = "transcript",
+    cant_miss_phases: Sequence[str] = DEFAULT_CANT_MISS_PHASES,
+) -> DdxClassification:
+    """Per-diagnosis class decisions for one case (see the module docstring for the rules). ``case_text``:
+    the vignette, read for the findings a CAA must cite and a TM-SM action must be indicated by."""
+    gts = [g for g in ground_truth if g.strip()]
+    open_gt = list(range(len(gts)))  # indices of ground truths not yet matched
+    decided: dict[int, DdxDecision] = {}
+    system_side: list[DdxDecision] = []
+    hit_ranks: list[int] = []
+    first_ranks: list[int] = []
+    broader_of: dict[int, str] = {}  # ground truth index -> the first broader system name
+    seen_other: set[str] = set()
+    rank = 0
+    reserved = _reserved(gts, differential)
+    turns = list(transcript or ())
+    support = _Support(caa_support, turns, case_text, findings or {}, cant_miss_phases)
+    for j, item in enumerate(differential):
+        if item.status == "proposed":
+            rank += 1
+        item_rank = rank if item.status == "proposed" else None
+        name, status = item.diagnosis, item.status
+        # a ground truth a later item names exactly (or as a synonym) is kept for it: "Hemochromatosis-Related
+        # Osteoarthritis" must not take "osteoarthritis" from a later "Osteoarthritis"
+        pool = [i for i in open_gt if reserved.get(i, j) <= j]
+        found, eq, broad = specific_match(match, name, [gts[i] for i in pool]) if pool else (None, None, None)
+        idx = open_gt.index(pool[found]) if found is not None else None
+        if eq is not None and eq.tier == "hierarchy" and not hierarchy_counts_as_tp:
+            idx = None
+        tier = eq.tier if eq is not None and idx is not None else None
+        conf = eq.confidence if eq is not None and idx is not None and tier != LLM_JUDGE_TIER else None
+        why = eq.explanation if eq is not None else ""
+        ev = (Evidence(f"{name}: {item.reasoning}" if item.reasoning else name, "differential"),)
+        if idx is not None:
+            gi = open_gt.pop(idx)
+            if status == "excluded":
+                ev = (Evidence(ev[0].text, "status"),)
+                decided[gi] = DdxDecision("AE", gts[gi], name, None, tier, conf, why, ev, status)
+            else:
+                decided[gi] = DdxDecision("TP", gts[gi], name, item_rank, tier, conf, why, ev, status)
+                if item_rank is not None:
+                    hit_ranks.append(item_rank)
+                    if gi == 0:
+                        first_ranks.append(item_rank)
+            continue
+        dup_idx, dup_eq, dup_broad = specific_match(match, name, gts)
+        if (
+            dup_idx is not None
+            and dup_eq is not None
+            and (dup_eq.tier != "hierarchy" or hierarchy_counts_as_tp)
+        ):
+            dup_conf = None if dup_eq.tier == LLM_JUDGE_TIER else dup_eq.confidence
+            system_side.append(
+                DdxDecision(
+                    "DUP",
+                    gts[dup_idx],
+                    name,
+                    item_rank,
+                    dup_eq.tier,
+                    dup_conf,
+                    dup_eq.explanation,
+                    ev,
+                    status,
+                )
+            )
+            if item_rank is not None and status != "excluded":
+                hit_ranks.append(item_rank)
+                if dup_idx == 0:
+                    first_ranks.append(item_rank)
+            continue
+        key = normalize_for_match(name)
+        if key in seen_other:  # the same non-ground-truth name again (e.g. proposed, then alternative)
+            system_side.append(DdxDecision("DUP", None, name, item_rank, explanation="repeated", evidence=ev))
+            continue
+        seen_other.add(key)
+        wider = (pool[broad[0]], broad[1]) if broad is not None else dup_broad
+        if wider is not None and status != "excluded":
+            gi, weq = wider
+            broader_of.setdefault(gi, name)
+            text = f"more general than the ground truth, no hit: {weq.explanation}"
+            system_side.append(
+                DdxDecision(
+                    "BROADER", gts[gi], name, item_rank, "hierarchy", weq.confidence, text, ev, status
+                )
+            )
+            continue
+        if status == "alternative":
+            backing = support.of(item)
+            if backing is not None:
+                system_side.append(DdxDecision("CAA", None, name, None, None, None, why, (backing,), status))
+            else:
+                text = f"alternative without can't-miss support: {NO_SUPPORT}"
+                system_side.append(DdxDecision("FP", None, name, None, None, None, text, ev, status))
+            continue
+        cls: DdxClass = "FP" if status == "proposed" else "EXCLUDED"
+        system_side.append(DdxDecision(cls, None, name, item_rank, None, None, why, ev, status))
+    _ground_truth_side(gts, open_gt, decided, broader_of, turns, findings or {}, tm_sm_phases, case_text)
+    decisions = (*(decided[i] for i in sorted(decided)), *system_side)
+    broader_gt = sum(1 for gi in broader_of if decided[gi].cls != "TP")
+    return DdxClassification(
+        decisions, len(gts), tuple(sorted(hit_ranks)), tuple(sorted(first_ranks)), broader_gt
+    )
+
+
+def _ground_truth_side(
+    gts: Sequence[str],
+    open_gt: Sequence[int],
+    decided: dict[int, DdxDecision],
+    broader_of: Mapping[int, str],
+    turns: Sequence[TranscriptTurn],
+    findings: Mapping[str, Sequence[str]],
+    tm_sm_phases: Sequence[str],
+    case_text: str | None,
+) -> None:
+    """AE (ruled out in the transcript), TM-SM (treated) or FN for each ground truth the list left open."""
+    if open_gt and turns:
+        passages = [Passage(t.text, t.round, t.phase, t.agent) for t in turns]
+        mentions = ruled_out_mentions([gts[i] for i in open_gt], passages, names_for=synonyms_of)
+    else:
+        mentions = {}
+    phase_turns = [t for t in turns if t.phase in tm_sm_phases]
+    actions: list[GivenAction] | None = None
+    indicated = None
+    for gi in open_gt:
+        gt = gts[gi]
+        negated = mentions.get(gt)
+        if negated:
+            last = negated[-1]
+            p = last.passage
+            ev = (Evidence(last.sentence, "transcript", p.round, p.phase, p.agent, last.trigger),)
+            why = f"ruled out in the transcript ({len(negated)} negated mention(s); latest shown)"
+            decided[gi] = DdxDecision("AE", gt, None, explanation=why, evidence=ev)
+            continue
+        if actions is None:
+            actions = given_actions(phase_turns, case_text=case_text) if phase_turns else []
+            indicated = present_findings(case_text) if actions and case_text else None
+        tm, why = tm_sm_evidence(gt, _findings_of(gt, findings), actions, indicated=indicated)
+        if tm:
+            decided[gi] = DdxDecision("TM-SM", gt, None, explanation=why, evidence=tuple(tm))
+            continue
+        why = "not in the differential"
+        if gi in broader_of:
+            why += f"; named only by the broader {broader_of[gi]!r} (partial credit in recall_broader)"
+        decided[gi] = DdxDecision("FN", gt, None, explanation=why)
