@@ -3,7 +3,10 @@
 #
 #   eval "$(scripts/test_postgres.sh start)"   # installs Debian's postgresql if missing, prints an export line
 #   scripts/test_postgres.sh stop
+#   scripts/test_postgres.sh restart [SECONDS]   # stop the server, wait SECONDS (default 0), start it again
 #
+# CLINEVAL_PG_STATE and CLINEVAL_PG_PORT pick another cluster (a test restarting its own server leaves the
+# shared one alone).
 # The cluster lives in a temporary directory owned by the `postgres` user (the server refuses to run as
 # root), trusts local connections and is deleted by `stop`. Its URL is exported as CLINEVAL_TEST_POSTGRES_URL.
 set -euo pipefail
@@ -45,6 +48,17 @@ start() {
     echo "export CLINEVAL_TEST_POSTGRES_URL=postgresql+psycopg://clineval@127.0.0.1:$PORT/postgres"
 }
 
+restart() {
+    local bin data
+    bin=$(pg_bin)
+    data="$STATE/data"
+    [ -f "$data/postmaster.pid" ] || { echo "no server running in $STATE" >&2; exit 1; }
+    run_as_owner "$bin/pg_ctl" -D "$data" -m fast -w stop >&2
+    sleep "${1:-0}"
+    run_as_owner "$bin/pg_ctl" -D "$data" -l "$STATE/server.log" -w -t 60 \
+        -o "-c listen_addresses=127.0.0.1 -p $PORT -k $STATE -c max_connections=100 -c fsync=$FSYNC" start >&2
+}
+
 stop_quiet() {
     local bin
     bin=$(pg_bin)
@@ -57,5 +71,6 @@ stop_quiet() {
 case "${1:-}" in
     start) start ;;
     stop) stop_quiet ;;
-    *) echo "usage: $0 start|stop" >&2; exit 2 ;;
+    restart) restart "${2:-0}" ;;
+    *) echo "usage: $0 start|stop|restart [SECONDS]" >&2; exit 2 ;;
 esac

@@ -10,11 +10,15 @@ FAULT is one of:
 - ``store_erofs``: the same, raised as the OS error EROFS (a file system remounted read-only).
 - ``cache_full``: the response cache stores K outputs, then every write fails with "database or disk is
   full".
+- ``finalize_kill``: the process is killed (SIGKILL) as it is about to store the run's aggregates, after it
+  claimed the finalization (K is ignored): a shard dying between the claim and the aggregates.
 """
 
 from __future__ import annotations
 
 import errno
+import os
+import signal
 import sqlite3
 import sys
 from pathlib import Path
@@ -88,10 +92,21 @@ def inject_cache_fault(keep: int) -> None:
     cache_module.sqlite3 = _CacheSqlite3()  # type: ignore[assignment]
 
 
+def inject_finalize_kill() -> None:
+    from clineval.store import ResultStore
+
+    def killed(*_args: Any, **_kwargs: Any) -> None:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    ResultStore.finish_run = killed  # type: ignore[method-assign]
+
+
 def main() -> None:
     fault, keep, sep, *args = sys.argv[1:]
     assert sep == "--", "usage: store_faults.py FAULT K -- ARGS..."
-    if fault == "cache_full":
+    if fault == "finalize_kill":
+        inject_finalize_kill()
+    elif fault == "cache_full":
         inject_cache_fault(int(keep))
     else:
         inject_store_fault(fault, int(keep))

@@ -306,7 +306,7 @@ def test_insert_statement_compiles_for_postgresql() -> None:
     stmt = insert_ignoring_duplicates("postgresql")
     assert stmt is not None and insert_ignoring_duplicates("mysql") is None
     sql = str(stmt.compile(dialect=postgresql.dialect()))
-    assert "ON CONFLICT (run_id, task_id, case_id) DO NOTHING" in sql
+    assert "ON CONFLICT (run_id, case_key) DO NOTHING" in sql
     ddl = str(CreateTable(runs).compile(dialect=postgresql.dialect()))
     assert "TIMESTAMP WITH TIME ZONE" in ddl and "JSON" in ddl
 

@@ -32,7 +32,8 @@ NOW = datetime(2026, 11, 22, 2, 0, tzinfo=UTC)
 def test_head_constant_is_the_newest_script() -> None:
     scripts = ScriptDirectory(str(MIGRATIONS))
     assert scripts.get_heads() == [HEAD]
-    assert [s.revision for s in scripts.walk_revisions()] == ["0006", "0005", "0004", "0003", "0002", "0001"]
+    revisions = [s.revision for s in scripts.walk_revisions()]
+    assert revisions == ["0007", "0006", "0005", "0004", "0003", "0002", "0001"]
 
 
 def test_migrations_produce_exactly_the_declared_tables(store_url: str) -> None:

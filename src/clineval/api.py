@@ -23,7 +23,7 @@ from clineval.analysis.gate import snapshot
 from clineval.analysis.usage import PriceTable, load_prices, usage_from_totals
 from clineval.combine import add_combined, check_strict, combined_spec
 from clineval.config import BuiltSuite, BuiltTask, load_suite
-from clineval.core import CaseResult, RunInfo, RunResult, RunType, SuiteSpec, TaskAggregate
+from clineval.core import CaseResult, EvalMetric, RunInfo, RunResult, RunType, SuiteSpec, TaskAggregate
 from clineval.core.errors import UserInputError
 from clineval.datasets.lazy_cases import case_ids, where_id
 from clineval.interrupts import RunInterrupted, resume_command, store_write_error
@@ -340,30 +340,28 @@ def finalize_run(
     aggregates = {t.id: aggregate_columns(columns[t.id], scorers[t.id], t.stratify) for t in info.suite.tasks}
     overall = overall_scores(aggregates)
     aggregates, overall = add_combined(info.suite, scorers, columns, aggregates, overall, extra)
-    expected = sum(_task_size(info, t.id) for t in info.suite.tasks)
+    expected = sum(int(info.provenance.get("task_sizes", {}).get(t.id, 0)) for t in info.suite.tasks)
     status = "finished" if n_stored >= expected else "partial"
-    store.finish_run(info.run_id, aggregates, overall, status=status)
-    if extra:
-        store.update_provenance(info.run_id, extra)
-    run = open_stored_run(store, info.run_id, columns)
-    record_metrics(store, run)
-    return run
+    now = datetime.now(UTC)
+    done = info.model_copy(update={"status": status, "finished_at": now})
+    rows = metric_rows(RunResult(info=done, results=[], aggregates=aggregates, columns=columns))
+    # one transaction (aggregates, status, provenance, eval_results): a kill leaves it unfinalized, not half
+    store.finish_run(
+        info.run_id, aggregates, overall, status, extra_provenance=extra, metrics=rows, finished_at=now
+    )
+    return open_stored_run(store, info.run_id, columns)
+
+
+def metric_rows(run: RunResult) -> list[EvalMetric]:
+    """The run's rows of ``eval_results``: every headline metric, overall and per condition, with its tier."""
+    snap = snapshot(run, scorers_for(run.info.suite))
+    timestamp = run.info.finished_at or datetime.now(UTC)
+    return run_rows(snap, run_type=run.info.run_type, tenant_id=run.info.tenant_id, timestamp=timestamp)
 
 
 def record_metrics(store: ResultStore, run: RunResult) -> int:
-    """Write (or rewrite) the run's rows of ``eval_results``: every headline metric, overall and per
-    condition, with its tier."""
-    rows = run_rows(
-        snapshot(run, scorers_for(run.info.suite)),
-        run_type=run.info.run_type,
-        tenant_id=run.info.tenant_id,
-        timestamp=run.info.finished_at or datetime.now(UTC),
-    )
-    return store.eval_results.replace_run_rows(run.run_id, rows)
-
-
-def _task_size(info: RunInfo, task_id: str) -> int:
-    return int(info.provenance.get("task_sizes", {}).get(task_id, 0))
+    """Write (or rewrite) the run's rows of ``eval_results`` (:func:`metric_rows`)."""
+    return store.eval_results.replace_run_rows(run.run_id, metric_rows(run))
 
 
 def finalize(

@@ -4,15 +4,17 @@ Each shard loads the whole suite, keeps the cases of its shard (:func:`clineval.
 and writes them into run R of a shared store. The first shard to start stores the run row (insert if
 absent: shards starting at once never fail); every later shard checks that its suite is the run's (same
 suite hash, same N). A shard runs only its cases not stored yet, so re-running one resumes it and adds
-nothing twice. Once a shard has stored all of its cases its ``run_shards`` row is ``complete``; the shard
-that completes last (exactly one: a conditional update claims it) aggregates the run. ``finalize`` does
-the same on demand, refusing while a shard is missing.
+nothing twice. Once a shard has stored all of its cases its ``run_shards`` row is ``complete``; a shard
+that finds no shard missing claims the finalization (:mod:`clineval.store.finalizing`: one process at a
+time, a dead claimant's claim taken over) and aggregates the run; one that finds another process
+finalizing waits for it. ``finalize`` does the same on demand, refusing while a shard is missing.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -27,7 +29,10 @@ from clineval.datasets.lazy_cases import case_ids, where_id
 from clineval.interrupts import RunInterrupted, resume_command, store_write_error
 from clineval.store import ResultStore
 from clineval.store.errors import write_failure_reason
+from clineval.store.liveness import Owner
 from clineval.store.shards import shard_of, shard_run_id
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -43,6 +48,10 @@ class ShardOutcome:
     def result(self) -> RunResult:
         """The finalized run, or the run as stored so far (no results loaded, no aggregates)."""
         return self.run if self.run is not None else RunResult(info=self.info, results=[], aggregates={})
+
+
+def _waiting(holder: Owner) -> None:
+    log.info("waiting for the process finalizing the run (%s)", holder.describe())
 
 
 def shard_suite(suite: BuiltSuite, shard: int, of: int) -> BuiltSuite:
@@ -106,12 +115,15 @@ def run_shard(
         store.shards.finish(run_id, shard, cases=cases)
         missing = store.shards.missing(run_id, of)
         run = None
-        if not missing and store.shards.claim_finalize(run_id):
+        if not missing:  # this process finalizes, unless another does (or did): then it waits for that
             extra: dict[str, object] = {
                 "warnings": warnings,
                 "timings": {task: vars(s) for task, s in stats.items()},
             }
-            run = api.finalize_run(store, run_id, extra, request.degraded_threshold, prices)
+            threshold = request.degraded_threshold
+            run = store.finalize_once(
+                run_id, lambda: api.finalize_run(store, run_id, extra, threshold, prices), on_wait=_waiting
+            )
         return ShardOutcome(run_id, shard, of, cases, missing, run, store.get_run(run_id))
     except KeyboardInterrupt:
         if not started:
@@ -159,6 +171,11 @@ def finalize(
                 f"run {info.run_id}: {len(missing)} of {of} shards not complete: {names}",
                 hint=f"run them (clineval run SUITE --shard K/{of} --run-id {info.run_id}), then finalize",
             )
-        return api.finalize_run(store, info.run_id, {}, degraded_threshold, table)
+        run_id = info.run_id
+        run = store.finalize_once(  # forced: taken even from a live shard finalizing it (same numbers)
+            run_id, lambda: api.finalize_run(store, run_id, {}, degraded_threshold, table), force=True
+        )
+        assert run is not None  # a forced claim is always this process's
+        return run
     finally:
         store.close()

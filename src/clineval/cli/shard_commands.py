@@ -55,8 +55,13 @@ def run_shard_and_report(request: api.RunRequest, out: Path | None, finish: Fini
     elif outcome.missing:
         left = ", ".join(f"{k}/{outcome.of}" for k in outcome.missing)
         console.print(f"waiting for shards {left}; the last one finalizes (or: clineval finalize)")
-    else:
+    elif outcome.info.status in ("finished", "partial", "failed"):  # stored with its aggregates, at once
         console.print(f"run {outcome.run_id} was finalized already; re-aggregate with clineval finalize")
+    else:  # not expected (a shard finalizes or waits for the finalizer): never report an unfinalized run done
+        raise UserInputError(
+            f"run {outcome.run_id}: every shard is complete but the run is not finalized",
+            hint=f"clineval finalize {outcome.run_id}",
+        )
 
 
 def register(app: typer.Typer, finish: Finish) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +70,19 @@ def _set_sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
         cursor.close()
 
 
+def _not_pipeline_noise(record: logging.LogRecord) -> bool:
+    """Drop psycopg's "error ignored terminating <psycopg.Pipeline [BAD]>": logged when a connection breaks
+    inside a batch insert, beside the error that is raised (and retried or reported) anyway. Without a
+    logging set-up Python printed it on stderr as a stray line."""
+    return not str(record.msg).startswith("error ignored terminating")
+
+
+def _quiet_psycopg() -> None:
+    psycopg_log = logging.getLogger("psycopg")
+    if _not_pipeline_noise not in psycopg_log.filters:
+        psycopg_log.addFilter(_not_pipeline_noise)
+
+
 def make_engine(url: str | URL) -> Engine:
     """An engine for ``url``. SQLite files get their parent directory created and WAL mode.
 
@@ -84,6 +98,8 @@ def make_engine(url: str | URL) -> Engine:
             path.expanduser().parent.mkdir(parents=True, exist_ok=True)
         if _sqlite_in_memory(parsed):
             kwargs.update(poolclass=StaticPool, connect_args={"check_same_thread": False})
+    if parsed.get_backend_name() == "postgresql":
+        _quiet_psycopg()
     engine = create_engine(parsed, **kwargs)
     if is_sqlite:
         event.listen(engine, "connect", _set_sqlite_pragmas)

@@ -58,6 +58,15 @@ def _insert(conn: Connection, values: list[dict[str, Any]]) -> None:
         conn.execute(insert(eval_results), values[start : start + INSERT_BATCH])
 
 
+def replace_run_rows(conn: Connection, run_id: str, rows: Iterable[EvalMetric]) -> int:
+    """:meth:`EvalResultStore.replace_run_rows` inside the caller's transaction (finalizing a run)."""
+    values = [_values(r) for r in rows]
+    kept = eval_results.c.run_type == "config_gate"  # gate decisions: taken at a point in time
+    conn.execute(delete(eval_results).where(eval_results.c.run_id == run_id, ~kept))
+    _insert(conn, values)
+    return len(values)
+
+
 class EvalResultStore:
     """``eval_results`` in the store's database (the table is created by the store's migrations)."""
 
@@ -77,15 +86,8 @@ class EvalResultStore:
         A run is finalised again when it is resumed or re-weighted; gate rows (``config_gate``) are
         decisions taken at a point in time and are kept.
         """
-        values = [_values(r) for r in rows]
         with self.engine.begin() as conn:
-            conn.execute(
-                delete(eval_results).where(
-                    eval_results.c.run_id == run_id, eval_results.c.run_type != "config_gate"
-                )
-            )
-            _insert(conn, values)
-        return len(values)
+            return replace_run_rows(conn, run_id, rows)
 
     def query(
         self,

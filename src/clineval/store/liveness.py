@@ -24,8 +24,9 @@ HEARTBEAT_S = 10.0
 # writer's own thread sends it), so a live run is not declared dead by one slow write.
 STALE_AFTER_S = 3 * HEARTBEAT_S
 HOST = socket.gethostname()[:255]
-# Runs whose writer is open in this process: the pid test cannot tell them from a run this process
-# started and then gave up (a failed write, Ctrl-C in a library caller), so they are tracked here.
+# Runs whose writer is open in this process (and ``finalize:<run id>`` for a finalization it holds,
+# clineval.store.finalizing): the pid test cannot tell them from a run this process started and then gave
+# up (a failed write, Ctrl-C in a library caller), so they are tracked here.
 _ACTIVE_HERE: set[str] = set()
 
 

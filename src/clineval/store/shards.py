@@ -4,12 +4,12 @@ The partition: case ``(task_id, case_id)`` belongs to shard
 ``int(sha256(f"{task_id}\\0{case_id}".encode("utf-8")).hexdigest()[:16], 16) % n`` — the same on every
 machine and Python version (no ``hash()``, no seed), so N processes started anywhere split the cases of
 a run exactly once between them. ``run_shards`` holds one row per (run, shard): ``running`` while the
-shard writes, ``complete`` once all of its cases are stored, ``interrupted`` after Ctrl-C.
+shard writes, ``complete`` once all of its cases are stored, ``interrupted`` after Ctrl-C. Who
+finalizes the run once every shard is complete: :mod:`clineval.store.finalizing`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
 import uuid
 from dataclasses import dataclass
@@ -18,13 +18,13 @@ from typing import Any
 
 from sqlalchemy import Engine, Insert, select, update
 
+from clineval.store.keys import key_digest
 from clineval.store.tables import run_shards, runs, utc, utcnow
 
 
 def shard_of(task_id: str, case_id: str, n: int) -> int:
     """The shard (0..n-1) the case belongs to (see the module docstring)."""
-    digest = hashlib.sha256(f"{task_id}\0{case_id}".encode()).hexdigest()
-    return int(digest[:16], 16) % n
+    return int(key_digest(task_id, case_id)[:16], 16) % n
 
 
 _HEX_ID = re.compile(r"[0-9a-f]{32}")
@@ -113,10 +113,3 @@ class ShardStore:
         """The shards 0..of-1 not (yet) complete."""
         complete = {r.shard for r in self.rows(run_id) if r.status == "complete" and r.of == of}
         return [k for k in range(of) if k not in complete]
-
-    def claim_finalize(self, run_id: str) -> bool:
-        """True for exactly one caller per run (the run's ``finished_at`` goes from NULL to now): the shard
-        that finalizes automatically. ``clineval finalize`` does not need the claim."""
-        query = update(runs).where(runs.c.run_id == run_id, runs.c.finished_at.is_(None))
-        with self.engine.begin() as conn:
-            return bool(conn.execute(query.values(finished_at=utcnow())).rowcount == 1)

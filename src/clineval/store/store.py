@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
-from sqlalchemy import Row, Text, case, func, insert, select, tuple_, type_coerce, update
+from sqlalchemy import Row, insert, select, update
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError, NoSuchModuleError
 
 from clineval.core import (
     CaseResult,
+    EvalMetric,
     MetricValue,
     RunInfo,
     RunNotFoundError,
@@ -21,19 +23,16 @@ from clineval.core import (
     TaskAggregate,
     UserInputError,
 )
+from clineval.store.case_reads import CaseResultReads
 from clineval.store.engine import DRIVER_PACKAGES, display_url, make_engine, sqlite_path, unsupported_dialect
 from clineval.store.eval_results import EvalResultStore
+from clineval.store.finalizing import finalize_once, finish, finish_values
 from clineval.store.liveness import Owner, current_owner, is_alive, shown_status
 from clineval.store.migrate import upgrade
 from clineval.store.tables import (
-    FINAL_STATUSES,
     RUN_STATUSES,
-    case_results,
-    is_tagged,
-    loads,
     runs,
     utc,
-    utcnow,
 )
 
 if TYPE_CHECKING:
@@ -43,6 +42,8 @@ if TYPE_CHECKING:
 DEFAULT_URL = "sqlite:///./.clineval/clineval.db"
 _NO_DATABASE = re.compile(r'database "[^"]*" does not exist')
 _HINT = "list runs with `clineval runs`"
+T = TypeVar("T")
+OnWait = Callable[[Owner], None]
 
 
 def _owner_values(owner: Owner) -> dict[str, Any]:
@@ -94,22 +95,13 @@ def _info(row: Row[Any]) -> RunInfo:
     )
 
 
-def _case_result(raw: Any) -> CaseResult:
-    """From the stored JSON text (or an already parsed value, as some drivers return)."""
-    if not isinstance(raw, str | bytes):
-        return CaseResult.model_validate(raw)
-    if is_tagged(raw if isinstance(raw, str) else raw.decode()):
-        return CaseResult.model_validate(loads(raw))
-    return CaseResult.model_validate_json(raw)
-
-
 def _open_failure(err: BaseException) -> str:
     """The first line of the driver's message (a connection or file error: it holds no case data)."""
     text = str(getattr(err, "orig", None) or err).strip().splitlines()
     return " ".join(text[0].split()) if text else type(err).__name__
 
 
-class ResultStore:
+class ResultStore(CaseResultReads):
     """Persistent runs. Safe to share between threads; every method runs its own short transaction."""
 
     def __init__(self, url: str = DEFAULT_URL, *, must_exist: bool = False) -> None:
@@ -251,18 +243,6 @@ class ResultStore:
         with self.engine.connect() as conn:
             return [_info(row) for row in conn.execute(query)]
 
-    def case_counts(self, run_ids: Iterable[str]) -> dict[str, tuple[int, int]]:
-        """``run_id -> (cases stored, of which failed)``; runs without results are absent."""
-        ids = list(run_ids)
-        failed = func.sum(case((case_results.c.status == "failed", 1), else_=0))
-        query = (
-            select(case_results.c.run_id, func.count(), failed)
-            .where(case_results.c.run_id.in_(ids))
-            .group_by(case_results.c.run_id)
-        )
-        with self.engine.connect() as conn:
-            return {row[0]: (int(row[1]), int(row[2] or 0)) for row in conn.execute(query)}
-
     def list_runs_with_counts(self, limit: int = 50) -> list[RunSummary]:
         infos = self.list_runs(limit)
         counts = self.case_counts(info.run_id for info in infos)
@@ -274,20 +254,24 @@ class ResultStore:
         aggregates: Mapping[str, TaskAggregate],
         overall: Mapping[str, MetricValue],
         status: str = "finished",
+        *,
+        extra_provenance: Mapping[str, Any] | None = None,
+        metrics: Iterable[EvalMetric] | None = None,
+        finished_at: datetime | None = None,
     ) -> None:
-        """Store the aggregates and mark the run ``finished`` (or ``partial`` / ``failed``)."""
-        if status not in FINAL_STATUSES:
-            raise ValueError(f"finish status must be one of {FINAL_STATUSES}, got {status!r}")
-        values = {
-            "status": status,
-            "finished_at": utcnow(),
-            "overall": dict(overall),
-            "aggregates": {task: agg.model_dump(mode="json") for task, agg in aggregates.items()},
-        }
-        with self.engine.begin() as conn:
-            done = conn.execute(update(runs).where(runs.c.run_id == run_id).values(**values))
-        if done.rowcount == 0:
+        """Store the aggregates and mark the run ``finished`` (or ``partial`` / ``failed``); with
+        ``extra_provenance`` merged into its provenance and ``metrics`` replacing its ``eval_results`` rows,
+        all in one transaction (:mod:`clineval.store.finalizing`)."""
+        values = finish_values(aggregates, overall, status, finished_at)
+        if not finish(self.engine, run_id, values, extra_provenance, metrics):
             raise RunNotFoundError(f"no run {run_id!r} in {self.display_url}", hint=_HINT)
+
+    def finalize_once(
+        self, run_id: str, finalize: Callable[[], T], *, force: bool = False, on_wait: OnWait | None = None
+    ) -> T | None:
+        """``finalize()`` unless another process finalizes the run (sharded runs; see
+        :func:`clineval.store.finalizing.finalize_once`): waits for a live claimant, takes over a dead one."""
+        return finalize_once(self.engine, run_id, finalize, force=force, on_wait=on_wait)
 
     def update_provenance(self, run_id: str, extra: Mapping[str, Any]) -> None:
         """Merge ``extra`` into the run's provenance (top-level keys replaced), in one transaction."""
@@ -299,74 +283,19 @@ class ResultStore:
             conn.execute(update(runs).where(runs.c.run_id == run_id).values(provenance=merged))
 
     # -- case results -------------------------------------------------------------------------------
-    def writer(self, run_id: str, summarize: Callable[[CaseResult], str] | None = None) -> ResultWriter:
+    def writer(
+        self,
+        run_id: str,
+        summarize: Callable[[CaseResult], str] | None = None,
+        *,
+        retry_s: float | None = None,
+    ) -> ResultWriter:
         """A background writer appending CaseResults of ``run_id`` (which must exist); ``summarize``
-        gives each result's case summary (JSON text), stored beside it."""
+        gives each result's case summary (JSON text), stored beside it; ``retry_s``: how long a commit is
+        retried through a store outage (default ``$CLINEVAL_STORE_RETRY_S`` or 30 s)."""
         from clineval.store.writer import ResultWriter  # only runs write: read commands start faster
 
-        return ResultWriter(self.engine, self.resolve_run_id(run_id), summarize)
-
-    def finished_keys(self, run_id: str) -> set[tuple[str, str]]:
-        """``(task_id, case_id)`` of every stored result of the run (failed ones included)."""
-        query = select(case_results.c.task_id, case_results.c.case_id).where(case_results.c.run_id == run_id)
-        with self.engine.connect() as conn:
-            return {(row[0], row[1]) for row in conn.execute(query)}
-
-    def load_results(self, run_id: str) -> list[CaseResult]:
-        """Every stored result of the run, in insertion order."""
-        raw = type_coerce(case_results.c.result, Text)  # the JSON text: parsed and validated in one step
-        query = select(raw).where(case_results.c.run_id == run_id).order_by(case_results.c.id)
-        with self.engine.connect() as conn:
-            return [_case_result(row[0]) for row in conn.execute(query)]
-
-    def iter_results(self, run_id: str, batch: int = 1000) -> Iterator[CaseResult]:
-        """Every stored result of the run, in insertion order, read ``batch`` rows at a time (a server-side
-        cursor where the driver has one): for writing them out without holding them all."""
-        raw = type_coerce(case_results.c.result, Text)
-        query = select(raw).where(case_results.c.run_id == run_id).order_by(case_results.c.id)
-        with self.engine.connect() as conn:
-            rows = conn.execution_options(yield_per=batch).execute(query)
-            for row in rows:
-                yield _case_result(row[0])
-
-    def iter_summaries(self, run_id: str, batch: int = 5000) -> Iterator[tuple[str, str, str | None]]:
-        """``(task_id, case_id, summary JSON or None)`` of every stored result, in insertion order, read
-        ``batch`` rows at a time; None for results stored before summaries were (read them in full)."""
-        cols = case_results.c
-        query = (
-            select(cols.task_id, cols.case_id, cols.summary).where(cols.run_id == run_id).order_by(cols.id)
-        )
-        with self.engine.connect() as conn:
-            for row in conn.execution_options(yield_per=batch).execute(query):
-                yield row[0], row[1], row[2]
-
-    def results_for(self, run_id: str, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], CaseResult]:
-        """The stored results of the given ``(task_id, case_id)`` keys (those stored), read in full."""
-        wanted = list(dict.fromkeys(keys))
-        raw = type_coerce(case_results.c.result, Text)
-        found: dict[tuple[str, str], CaseResult] = {}
-        with self.engine.connect() as conn:
-            for start in range(0, len(wanted), 500):
-                chunk = wanted[start : start + 500]
-                key = tuple_(case_results.c.task_id, case_results.c.case_id)
-                query = select(raw).where(case_results.c.run_id == run_id, key.in_(chunk))
-                for row in conn.execute(query):
-                    result = _case_result(row[0])
-                    found[(result.task_id, result.case_id)] = result
-        return found
-
-    def results_slice(self, run_id: str, start: int, stop: int) -> list[CaseResult]:
-        """The stored results at positions ``start`` to ``stop`` (exclusive) in insertion order."""
-        raw = type_coerce(case_results.c.result, Text)
-        query = select(raw).where(case_results.c.run_id == run_id).order_by(case_results.c.id)
-        query = query.offset(start).limit(max(0, stop - start))
-        with self.engine.connect() as conn:
-            return [_case_result(row[0]) for row in conn.execute(query)]
-
-    def count_results(self, run_id: str) -> int:
-        query = select(func.count()).select_from(case_results).where(case_results.c.run_id == run_id)
-        with self.engine.connect() as conn:
-            return int(conn.execute(query).scalar_one())
+        return ResultWriter(self.engine, self.resolve_run_id(run_id), summarize, retry_s=retry_s)
 
     def load_run(self, run_id: str, *, results: Sequence[CaseResult] | None = None) -> RunResult:
         """Info, results and stored aggregates (empty while the run is unfinished).

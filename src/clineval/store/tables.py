@@ -78,6 +78,11 @@ runs = Table(
     Column("heartbeat_at", DateTime(timezone=True), nullable=True),
     Column("owner_pid", Integer, nullable=True),
     Column("owner_host", String(255), nullable=True),
+    # Who finalizes a sharded run (clineval.store.finalizing): claimed by one process, which keeps the beat
+    # fresh while it aggregates; a claim whose process died is taken over.
+    Column("finalizer_pid", Integer, nullable=True),
+    Column("finalizer_host", String(255), nullable=True),
+    Column("finalizer_beat", DateTime(timezone=True), nullable=True),
     CheckConstraint(
         "status IN ('running', 'finished', 'partial', 'failed', 'interrupted')", name="ck_runs_status"
     ),
@@ -91,15 +96,18 @@ case_results = Table(
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("run_id", String(64), ForeignKey("runs.run_id", ondelete="CASCADE"), nullable=False),
-    Column("task_id", String(255), nullable=False),
-    Column("case_id", String(255), nullable=False),
+    # ids of any length (TEXT): a PostgreSQL btree entry holds at most ~2.7 kB, so the unique key is
+    # case_key (clineval.store.keys: the ids when short, else a prefix and their digest), not the ids
+    Column("task_id", Text, nullable=False),
+    Column("case_id", Text, nullable=False),
+    Column("case_key", String(255), nullable=False),
     Column("status", String(16), nullable=False),
     Column("result", JSON, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
     # the case summary (clineval.core.columns): what aggregation reads; NULL for results stored before it
     Column("summary", Text, nullable=True),
     CheckConstraint("status IN ('ok', 'failed')", name="ck_case_results_status"),
-    UniqueConstraint("run_id", "task_id", "case_id", name="uq_case_results_key"),
+    UniqueConstraint("run_id", "case_key", name="uq_case_results_key"),
 )
 
 # Named baseline snapshots (clineval.store.baselines): one row per (name, tenant, version), never updated.
@@ -142,7 +150,7 @@ eval_results = Table(
     Column("run_type", String(16), nullable=False),
     Column("timestamp", DateTime(timezone=True), nullable=False),
     Column("tenant_id", String(255), nullable=False),
-    Column("condition", String(255), nullable=True),  # NULL: the task-level aggregate
+    Column("condition", Text, nullable=True),  # a case metadata value, any length; NULL: the task aggregate
     Column("tier", SmallInteger, nullable=True),  # NULL: a metric outside the four tiers
     Column("metric_name", String(255), nullable=False),
     Column("metric_value", Float, nullable=True),  # NULL: not scorable (NaN)
@@ -164,8 +172,8 @@ adjudications = Table(
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("run_id", String(64), nullable=False),
-    Column("task_id", String(255), nullable=False),
-    Column("case_id", String(255), nullable=False),
+    Column("task_id", Text, nullable=False),
+    Column("case_id", Text, nullable=False),
     Column("item_kind", String(32), nullable=False),
     Column("item_key", String(1024), nullable=False),
     Column("automated_value", JSON, nullable=False),
@@ -180,7 +188,7 @@ adjudications = Table(
         name="ck_adjudications_item_kind",
     ),
     CheckConstraint("reviewer <> ''", name="ck_adjudications_reviewer"),
-    Index("ix_adjudications_case", "run_id", "task_id", "case_id"),
+    Index("ix_adjudications_run", "run_id"),  # not the ids (unbounded text): a run's rows are few
 )
 
 # The shards of a sharded run (clineval.store.shards): one row per (run, shard), written by that shard.

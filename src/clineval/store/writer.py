@@ -7,6 +7,10 @@ second result for the same ``(run_id, task_id, case_id)`` is ignored (``INSERT .
 NOTHING``). An exception in the thread is re-raised in the caller by the next ``put`` / ``flush`` /
 ``close``. The thread also refreshes the run's heartbeat every ``HEARTBEAT_S`` seconds, so other
 processes can tell a live run from one whose process died (:mod:`clineval.store.liveness`).
+
+A commit that fails because the store is briefly unreachable (a PostgreSQL restart) is retried with
+backoff for up to ``retry_s`` seconds (:mod:`clineval.store.commits`) before the run stops; the retried
+batch is one transaction whose rows conflict with nothing already stored, so no case is stored twice.
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ from sqlalchemy import (
 )
 
 from clineval.core import CaseResult
+from clineval.store.commits import commit_rows, retry_budget
+from clineval.store.keys import case_key
 from clineval.store.liveness import HEARTBEAT_S, HOST, mark_active
 from clineval.store.tables import case_results, dumps, runs, utcnow
 
@@ -47,7 +53,7 @@ MAX_QUEUED = 4 * MAX_BATCH
 # How long the thread waits for more results before committing: bounds what a kill -9 can lose (results
 # finished in the last few ms) and turns bursts of finishing cases into one transaction.
 LINGER_S = 0.005
-_KEY = ("run_id", "task_id", "case_id")
+_KEY = ("run_id", "case_key")  # the unique key (task and case ids are unbounded text: clineval.store.keys)
 RESULT_PARAM = "result_json"  # the result's JSON text (bound as text: encoded once, by us)
 
 
@@ -65,11 +71,17 @@ class ResultWriter:
     """Use as a context manager, or call ``close()``; results still queued are committed on close."""
 
     def __init__(
-        self, engine: Engine, run_id: str, summarize: Callable[[CaseResult], str] | None = None
+        self,
+        engine: Engine,
+        run_id: str,
+        summarize: Callable[[CaseResult], str] | None = None,
+        *,
+        retry_s: float | None = None,
     ) -> None:
         self.engine = engine
         self.run_id = run_id
         self.summarize = summarize  # the case summary's JSON (clineval.analysis.case_summary), or NULL
+        self.retry_s = retry_budget(retry_s)  # how long a commit is retried through an outage
         self._queue: queue.Queue[_Item] = queue.Queue(maxsize=MAX_QUEUED)
         self._error: BaseException | None = None
         self._error_raised = False
@@ -210,6 +222,7 @@ class ResultWriter:
                     "run_id": self.run_id,
                     "task_id": result.task_id,
                     "case_id": result.case_id,
+                    "case_key": case_key(result.task_id, result.case_id),
                     "status": "failed" if result.failed else "ok",
                     RESULT_PARAM: encode_result(result),
                     "created_at": now,
@@ -219,9 +232,8 @@ class ResultWriter:
         return list(rows.values())
 
     def _insert(self, batch: list[CaseResult]) -> None:
-        rows = self._rows(batch)
-        with self.engine.begin() as conn:
-            _insert_ignoring_duplicates(conn, rows)
+        if commit_rows(self.engine, _insert_ignoring_duplicates, self._rows(batch), self.retry_s):
+            self._beat()  # the store was away: tell other processes at once that this run is alive
 
 
 def encode_result(result: CaseResult) -> str:
@@ -244,7 +256,7 @@ def _result_value(dialect: str) -> ColumnElement[Any]:
 
 
 def insert_ignoring_duplicates(dialect: str) -> Insert | None:
-    """``INSERT ... ON CONFLICT (run_id, task_id, case_id) DO NOTHING`` for SQLite and PostgreSQL.
+    """``INSERT ... ON CONFLICT (run_id, case_key) DO NOTHING`` for SQLite and PostgreSQL.
 
     None for other dialects, which use the portable fallback of :func:`_insert_ignoring_duplicates`.
     """
