@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import csv
 import hashlib
-import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from clineval.core.errors import DataFileError
-from clineval.core.lines import jsonl_objects
+from clineval.core.lines import jsonl_objects, parse_json_document, stream_jsonl_objects, stream_text_lines
+
+T = TypeVar("T")
 
 
 def resolve(path: str | Path, base_dir: Path) -> Path:
@@ -42,15 +44,31 @@ def iter_jsonl(path: Path, data: bytes) -> Iterator[tuple[int, dict[str, Any]]]:
     return jsonl_objects(data, path)
 
 
-def load_json(path: Path, data: bytes) -> Any:
+def stream_jsonl(path: Path, digest: Any) -> Iterator[tuple[int, dict[str, Any]]]:
+    """:func:`iter_jsonl` of a file read as it goes: a bad line stops the load when it is reached, not
+    after the whole file is in memory. ``digest`` (``hashlib.sha256()``) receives every byte:
+    ``"sha256:" + digest.hexdigest()`` once the rows are consumed is :func:`file_hash` of the file."""
+    return stream_jsonl_objects(path, digest=digest)
+
+
+def csv_lines(path: Path, digest: Any) -> Iterator[str]:
+    """A CSV file's lines for ``csv.reader``, read as they are parsed (see :func:`stream_jsonl`)."""
+    return stream_text_lines(path, digest=digest)
+
+
+def csv_checked(rows: Iterator[T], path: Path, line: Callable[[], int]) -> Iterator[T]:
+    """``rows`` of a ``csv`` reader, a ``csv.Error`` (a cell over the csv module's 131,072 characters) being
+    a DataFileError naming the line ``line()`` gives: the ``csv.reader``'s ``line_num`` (a DictReader's
+    own is that of the last row it returned)."""
     try:
-        return json.loads(data)
-    except json.JSONDecodeError as err:
-        raise DataFileError(
-            f"malformed JSON: {err.msg} (column {err.colno})", path=path, line=err.lineno
-        ) from None
-    except UnicodeDecodeError as err:
-        raise DataFileError(f"not UTF-8 text (byte {err.start})", path=path) from None
+        yield from rows
+    except csv.Error as err:
+        raise DataFileError(f"malformed CSV: {err}", path=path, line=line()) from None
+
+
+def load_json(path: Path, data: bytes) -> Any:
+    """A whole JSON file (depth-limited like a JSON line: ``clineval.core.lines``)."""
+    return parse_json_document(data, path)
 
 
 def require(obj: dict[str, Any], key: str, path: Path, line: int | None, kind: type = str) -> Any:

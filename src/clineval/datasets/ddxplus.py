@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import ast
 import csv
-import io
+import hashlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict
 
 from clineval.core import Case, CaseInput, LoadedDataset, Reference
 from clineval.core.errors import DataFileError
-from clineval.datasets._io import file_hash, load_json, read_bytes, resolve
+from clineval.datasets._io import csv_checked, csv_lines, load_json, read_bytes, resolve
 
 # our name -> accepted column names (vendor spelling first, then the official DDXPlus one)
 COLUMNS = {
@@ -156,17 +156,18 @@ def _catalogue(option: str | None, base_dir: Path, name: str) -> tuple[dict[str,
 def load_ddxplus(options: Mapping[str, Any], base_dir: Path) -> LoadedDataset:
     opts = DdxplusOptions.model_validate(options)
     path = resolve(opts.path, base_dir)
-    data = read_bytes(path)
     evidences, ev_bytes = _catalogue(opts.evidences, base_dir, "evidence code")
     conditions, cond_bytes = _catalogue(opts.conditions, base_dir, "pathology")
+    digest = hashlib.sha256()  # the patients file is read as it is parsed: a bad row stops the load there
+    reader = csv.DictReader(csv_lines(path, digest))
+    rows = csv_checked(iter(reader), path, lambda: reader.reader.line_num)
     try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        raise DataFileError(f"not UTF-8 text (byte {err.start})", path=path) from None
-    reader = csv.DictReader(io.StringIO(text))
-    col = _columns(list(reader.fieldnames or []), path)
+        header = list(reader.fieldnames or [])
+    except csv.Error as err:
+        raise DataFileError(f"malformed CSV: {err}", path=path, line=1) from None
+    col = _columns(header, path)
     cases = []
-    for index, row in enumerate(reader):
+    for index, row in enumerate(rows):
         line = reader.line_num
         pathology = (row.get(col["pathology"]) or "").strip()
         if not pathology:
@@ -203,5 +204,5 @@ def load_ddxplus(options: Mapping[str, Any], base_dir: Path) -> LoadedDataset:
                 metadata=metadata,
             )
         )
-    digest = file_hash(data + b"\0" + ev_bytes + b"\0" + cond_bytes)
-    return LoadedDataset(cases=cases, content_hash=digest, source=str(path))
+    digest.update(b"\0" + ev_bytes + b"\0" + cond_bytes)  # the three files' bytes, as one hash
+    return LoadedDataset(cases=cases, content_hash="sha256:" + digest.hexdigest(), source=str(path))

@@ -16,7 +16,7 @@ always fills ``input.vignette``. Rows without ``ground_truth`` keep the MCQ rule
 from __future__ import annotations
 
 import csv
-import io
+import hashlib
 import string
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from clineval.core import Case, CaseInput, LoadedDataset, Reference
 from clineval.core.errors import DataFileError
-from clineval.datasets._io import file_hash, iter_jsonl, read_bytes, resolve
+from clineval.datasets._io import csv_checked, csv_lines, resolve
 from clineval.datasets.cases import case_id_for, check_unique
 from clineval.datasets.lazy_cases import JsonlCases
 
@@ -50,13 +50,10 @@ class GenericOptions(BaseModel):
     metadata: list[str] | None = None
 
 
-def _iter_csv(path: Path, data: bytes) -> Iterator[tuple[int, dict[str, Any]]]:
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        raise DataFileError(f"not UTF-8 text (byte {err.start})", path=path) from None
-    reader = csv.DictReader(io.StringIO(text))
-    for row in reader:
+def _iter_csv(path: Path, digest: Any) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The rows of a CSV file with a header, read as they are parsed (a bad row stops the load there)."""
+    reader = csv.DictReader(csv_lines(path, digest))
+    for row in csv_checked(iter(reader), path, lambda: reader.reader.line_num):
         if None in row:
             raise DataFileError("row has more cells than the header", path=path, line=reader.line_num)
         yield reader.line_num, {k: v for k, v in row.items() if v != ""}
@@ -164,15 +161,11 @@ def _load(options: Mapping[str, Any], base_dir: Path, csv_format: bool) -> Loade
     if not csv_format:  # read from the file when used (datasets.lazy_cases); the id fallback: line - 1
         lazy, content_hash = JsonlCases.load(path, lambda row, line: _case(row, line, line - 1, opts, path))
         return LoadedDataset(cases=lazy, content_hash=content_hash, source=str(path))
-    data = read_bytes(path)
-    rows = _iter_csv(path, data) if csv_format else iter_jsonl(path, data)
-    # The 0-based id fallback counts data records (CSV: rows after the header; JSONL: lines).
-    cases = [
-        _case(row, line, (index if csv_format else line - 1), opts, path)
-        for index, (line, row) in enumerate(rows)
-    ]
+    digest = hashlib.sha256()
+    # The 0-based id fallback counts data records (rows after the header).
+    cases = [_case(row, line, index, opts, path) for index, (line, row) in enumerate(_iter_csv(path, digest))]
     check_unique(cases, path)
-    return LoadedDataset(cases=cases, content_hash=file_hash(data), source=str(path))
+    return LoadedDataset(cases=cases, content_hash="sha256:" + digest.hexdigest(), source=str(path))
 
 
 def load_jsonl(options: Mapping[str, Any], base_dir: Path) -> LoadedDataset:

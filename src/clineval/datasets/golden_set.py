@@ -14,6 +14,7 @@ is of the whole file, with the split appended when filtered.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -22,7 +23,7 @@ from pydantic import BaseModel, ConfigDict
 
 from clineval.core import Case, CaseInput, LoadedDataset, Reference
 from clineval.core.errors import DataFileError
-from clineval.datasets._io import file_hash, iter_jsonl, read_bytes, require, resolve
+from clineval.datasets._io import require, resolve, stream_jsonl
 from clineval.datasets.cases import check_unique
 
 SPLITS = ("train", "heldout")
@@ -61,11 +62,10 @@ def golden_case(row: dict[str, Any], line: int, path: Path) -> Case:
 def load_golden_set(options: Mapping[str, Any], base_dir: Path) -> LoadedDataset:
     opts = GoldenSetOptions.model_validate(dict(options))
     path = resolve(opts.path, base_dir)
-    data = read_bytes(path)
-    cases = [golden_case(row, line, path) for line, row in iter_jsonl(path, data)]
+    digest = hashlib.sha256()  # of the file's bytes, read as they are parsed
+    cases = [golden_case(row, line, path) for line, row in stream_jsonl(path, digest)]
     check_unique(cases, path)
-    digest = file_hash(data)
     if opts.split != "all":
         cases = [c for c in cases if c.metadata["split"] == opts.split]
-        digest = file_hash(data + b"\0split=" + opts.split.encode())
-    return LoadedDataset(cases=cases, content_hash=digest, source=str(path))
+        digest.update(b"\0split=" + opts.split.encode())  # the hash of the file's bytes and the split
+    return LoadedDataset(cases=cases, content_hash="sha256:" + digest.hexdigest(), source=str(path))

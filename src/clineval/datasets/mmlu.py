@@ -10,14 +10,14 @@ name without ``_test``/``_dev``/``_val``. Case id: ``<subject>-<0-based row inde
 from __future__ import annotations
 
 import csv
-import io
-from collections.abc import Iterator, Mapping
+import hashlib
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from clineval.core import Case, CaseInput, LoadedDataset, Reference
 from clineval.core.errors import DataFileError
-from clineval.datasets._io import iter_jsonl, require
+from clineval.datasets._io import csv_checked, csv_lines, iter_jsonl, require, stream_jsonl
 from clineval.datasets.cases import check_unique
 from clineval.datasets.hf import SourceOptions, source_bytes
 
@@ -33,14 +33,10 @@ def _gold(value: Any, path: Path, line: int) -> str:
     raise DataFileError(f"answer must be 0-3 or a letter A-D, got {value!r}", path=path, line=line)
 
 
-def _csv_rows(path: Path, data: bytes) -> Iterator[tuple[int, dict[str, Any]]]:
+def _csv_rows(path: Path, lines: Iterable[str]) -> Iterator[tuple[int, dict[str, Any]]]:
     """The authors' CSV (no header): question, four choices, the answer letter."""
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        raise DataFileError(f"not UTF-8 text (byte {err.start})", path=path) from None
-    reader = csv.reader(io.StringIO(text))
-    for cells in reader:
+    reader = csv.reader(lines)
+    for cells in csv_checked(reader, path, lambda: reader.line_num):
         if not any(c.strip() for c in cells):
             continue
         if len(cells) != 6:
@@ -83,8 +79,16 @@ def load_mmlu(options: Mapping[str, Any], base_dir: Path) -> LoadedDataset:
     src = source_bytes(opts, base_dir, "mmlu")
     path = src.path
     authors_csv = opts.hf is None and path.suffix.lower() == ".csv"
-    rows = _csv_rows(path, src.data) if authors_csv else iter_jsonl(path, src.data)
+    digest = hashlib.sha256()  # a local file is read as it is parsed: a bad row stops the load there
+    rows: Iterator[tuple[int, dict[str, Any]]]
+    if not src.local:
+        rows = iter_jsonl(path, src.data)
+    elif authors_csv:
+        rows = _csv_rows(path, csv_lines(path, digest))
+    else:
+        rows = stream_jsonl(path, digest)
     subject = _default_subject(opts, path)
     cases = [_case(row, line, index, subject, path) for index, (line, row) in enumerate(rows)]
     check_unique(cases, path)
-    return LoadedDataset(cases=cases, content_hash=src.content_hash, source=src.source)
+    content_hash = "sha256:" + digest.hexdigest() if src.local else src.content_hash
+    return LoadedDataset(cases=cases, content_hash=content_hash, source=src.source)

@@ -37,7 +37,8 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validato
 
 from clineval.core import Case, CaseInput, LoadedDataset, canonical_json, sha256_text
 from clineval.core.errors import DataFileError
-from clineval.datasets._io import iter_jsonl, read_bytes, resolve
+from clineval.core.lines import MAX_JSON_DEPTH, json_too_deep
+from clineval.datasets._io import resolve, stream_jsonl
 from clineval.datasets.cases import check_unique
 
 DEFAULT_QUESTION = "production recommendation"
@@ -169,6 +170,8 @@ def _number(value: Any, name: str) -> float:
 
 def _object(value: Any, name: str, *, decode: bool) -> dict[str, Any]:
     if decode and isinstance(value, str):
+        if json_too_deep(value):
+            raise _Bad(f"{name} holds JSON nested deeper than {MAX_JSON_DEPTH} levels")
         try:
             value = json.loads(value)
         except ValueError:
@@ -258,7 +261,7 @@ def _span(times: Iterable[datetime]) -> tuple[datetime, datetime] | None:
 
 def _load_jsonl(opts: ProductionLogOptions, path: Path, window: Window) -> LoadedDataset:
     records: list[_Record] = []
-    for line, row in iter_jsonl(path, read_bytes(path)):
+    for line, row in stream_jsonl(path, None):  # a bad line stops the load when it is reached
         try:
             records.append(_make_record(row, opts, database=False))
         except _Bad as bad:

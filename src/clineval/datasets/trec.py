@@ -16,6 +16,7 @@ relevance, e.g. 0-3; grade >= 1 is relevant for the binary measures, as in trec_
 
 from __future__ import annotations
 
+import hashlib
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from pathlib import Path
@@ -26,7 +27,7 @@ from pydantic import BaseModel, ConfigDict
 from clineval.core import Case, CaseInput, LoadedDataset, Reference
 from clineval.core.errors import DataFileError
 from clineval.core.lines import decode_text, file_lines, text_lines
-from clineval.datasets._io import file_hash, iter_jsonl, read_bytes, resolve
+from clineval.datasets._io import file_hash, read_bytes, resolve, stream_jsonl
 
 
 class TrecQrelsOptions(BaseModel):
@@ -135,9 +136,9 @@ def _id(obj: dict[str, Any], key: str, path: Path, line: int) -> str:
 def load_retrieval_judgments(options: Mapping[str, Any], base_dir: Path) -> LoadedDataset:
     opts = JudgmentsOptions.model_validate(options)
     path = resolve(opts.path, base_dir)
-    data = read_bytes(path)
+    digest = hashlib.sha256()  # of the file's bytes, read as they are parsed
     queries: dict[str, dict[str, Any]] = {}
-    for line, obj in iter_jsonl(path, data):
+    for line, obj in stream_jsonl(path, digest):
         text = _id(obj, "query", path, line)
         query_id = _id(obj, "query_id", path, line) if obj.get("query_id") is not None else text
         unit = _id(obj, "chunk_id" if opts.unit == "chunk" else "doc_id", path, line)
@@ -167,4 +168,4 @@ def load_retrieval_judgments(options: Mapping[str, Any], base_dir: Path) -> Load
                 metadata=entry["meta"],
             )
         )
-    return LoadedDataset(cases=cases, content_hash=file_hash(data), source=str(path))
+    return LoadedDataset(cases=cases, content_hash="sha256:" + digest.hexdigest(), source=str(path))

@@ -22,6 +22,7 @@ from typing import Any
 import aiohttp
 
 from clineval.core.errors import RetryableCallError, SystemCallError
+from clineval.core.lines import json_too_deep
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _MAX_MESSAGE = 300  # characters of a server's error message kept
@@ -197,8 +198,11 @@ class JsonHttpClient:
         if status >= 400:
             raise status_error(status, body, resp_headers, secrets)
         try:
-            return json.loads(body)
-        except (ValueError, UnicodeDecodeError):
+            text = body.decode(json.detect_encoding(body), "surrogatepass")  # as json.loads(bytes) does
+            if json_too_deep(text):
+                raise ValueError("nested too deep")
+            return json.loads(text)
+        except (ValueError, UnicodeDecodeError):  # often a body cut short: the runner retries it
             head = body[: 4 * (_MAX_SNIPPET + 2 * max(map(len, secrets), default=0) + FRAGMENT)]
             snippet = redact_clip(head.decode("utf-8", errors="replace"), _MAX_SNIPPET, secrets)
             raise SystemCallError(

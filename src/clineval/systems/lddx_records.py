@@ -26,7 +26,6 @@ Borda ``points`` (ballot length - rank + 1, LDDx v8's scheme; v10 weights ballot
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any, Literal
@@ -34,6 +33,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from clineval.core.errors import DataFileError
+from clineval.core.lines import parse_json_document
 from clineval.core.output import DifferentialItem, StructuredOutput, SystemOutput, TranscriptTurn
 
 LddxFormat = Literal["results", "transcript"]
@@ -289,10 +289,7 @@ def detect_format(obj: Any) -> LddxFormat | None:
 
 def parse_lddx(data: bytes, path: Path, expected: LddxFormat | None = None) -> LddxRecord:
     """An LDDx file's bytes -> LddxRecord; ``expected`` None = detect the format from the content."""
-    try:
-        obj = json.loads(data)
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise DataFileError(f"malformed JSON ({err})", path=path) from None
+    obj = parse_json_document(data, path)  # syntax, UTF-8 and nesting depth (clineval.core.lines)
     kind = detect_format(obj)
     if kind is None or (expected is not None and kind != expected):
         wanted = expected or "results or transcript"

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from clineval.core.case import Case
 from clineval.core.errors import SystemCallError
+from clineval.core.lines import json_too_deep
 from clineval.core.output import SystemOutput, Usage
 from clineval.core.specs import ComponentSpec, canonical_json, sha256_text
 from clineval.systems._http import JsonHttpClient
@@ -127,7 +128,7 @@ def json_reply(output: SystemOutput, output_format: OutputFormat) -> SystemOutpu
         candidates.append(text[start : end + 1])
     for candidate in candidates:
         try:
-            value = json.loads(candidate)
+            value = None if json_too_deep(candidate) else json.loads(candidate)
         except ValueError:
             continue
         if isinstance(value, dict):

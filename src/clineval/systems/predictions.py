@@ -14,7 +14,6 @@ DataFileError, never a different prediction than the one hashed into the run's s
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import time
 import weakref
@@ -28,7 +27,7 @@ from pydantic import BaseModel, ConfigDict
 from clineval.core.case import Case
 from clineval.core.errors import DataFileError
 from clineval.core.id_index import CompactIds, HashIndex
-from clineval.core.lines import READ_BUFFER, file_lines, read_line_at, stream_lines
+from clineval.core.lines import READ_BUFFER, file_lines, parse_json_line, read_line_at, stream_lines
 from clineval.core.output import SystemOutput
 from clineval.core.specs import ComponentSpec
 from clineval.systems._outputs import OutputFormat, error_from_value, output_from_value, usage_from_value
@@ -124,12 +123,7 @@ class _Fields:
 
     def record(self, line: str, path: Path, number: int) -> tuple[str, SystemOutput]:
         """(normalised id, output) of one non-blank line; anything wrong is a DataFileError naming it."""
-        try:
-            raw = json.loads(line)
-        except ValueError as exc:
-            raise DataFileError(
-                f"malformed JSON ({exc})", path=path, line=number, hint="each line must be one JSON object"
-            ) from None
+        raw = parse_json_line(line, path, number)  # syntax, size and depth
         try:
             raw_id, output = _parse_line(
                 raw, output_field=self.output_field, id_field=self.id_field, output_format=self.output_format
