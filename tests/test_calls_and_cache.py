@@ -110,11 +110,11 @@ def test_timeout_is_retried_then_recorded(start_server: StartServer) -> None:
 
 
 @pytest.mark.parametrize("reply", [Reply(body="not json"), Reply(json_body={"object": "chat.completion"})])
-def test_malformed_body_is_terminal(start_server: StartServer, reply: Reply) -> None:
+def test_malformed_body_is_retried_then_recorded(start_server: StartServer, reply: Reply) -> None:
     srv = start_server(rules(weird=[reply]))
     [out] = run(call_all(openai(srv.base_url), [case("weird question")]))
-    assert out.error is not None and (out.error.kind, out.attempts) == ("malformed_response", 1)
-    assert srv.stats["total"] == 1
+    assert out.error is not None and (out.error.kind, out.attempts) == ("malformed_response", 4)
+    assert srv.stats["total"] == FAST.max_retries + 1 == 4
 
 
 def test_connection_refused_is_retryable() -> None:
@@ -216,7 +216,7 @@ def test_second_pass_makes_zero_calls_and_returns_identical_outputs(
 
 
 def test_cached_failures_are_reused_unless_retry_failed(start_server: StartServer, tmp_path: Path) -> None:
-    srv = start_server(rules(weird=[Reply(body="not json"), Reply()]))
+    srv = start_server(rules(weird=[Reply(status=400), Reply()]))  # a 400 is final: not retried
     with ResponseCache(tmp_path / "cache.sqlite") as cache:
         [first] = run(call_all(openai(srv.base_url), [case("weird question")], cache=cache))
         [again] = run(call_all(openai(srv.base_url), [case("weird question")], cache=cache))

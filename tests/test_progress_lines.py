@@ -64,7 +64,7 @@ def test_counts_from_finished_cases() -> None:
 
 def script_with_failures() -> Script:
     """24 questions, 0.2 s each; Q1 fails once then answers (1 retry), Q3 always 500 (2 attempts), Q4 too
-    slow for the 0.5 s timeout (2 attempts), Q5 a malformed body (not retried)."""
+    slow for the 0.5 s timeout (2 attempts), Q5 always a malformed body (2 attempts)."""
     rules = [
         Rule(match="Q1?", replies=[Reply(status=500), Reply()]),
         Rule(match="Q3?", replies=[Reply(status=500)]),
@@ -89,8 +89,8 @@ def test_plain_progress_lines_in_a_log(tmp_path: Path, start_server: StartServer
     assert done == sorted(done) and done[-1] == 24
     last = progress[-1]
     assert last is not None and last.group(9)  # "done in ... s" closes the task
-    assert last.group(5, 6, 7, 8) == ("3", "http_500 1, malformed_response 1, timeout 1", "3", "0")
-    assert server.stats["total"] == 24 + 3  # the 3 retries counted are the calls beyond one per case
+    assert last.group(5, 6, 7, 8) == ("3", "http_500 1, malformed_response 1, timeout 1", "4", "0")
+    assert server.stats["total"] == 24 + 4  # the 4 retries counted are the calls beyond one per case
     assert "accuracy" in first.stdout  # the summary is still printed
 
     # Again from the cache, --quiet: no progress, no summary, the reports still written, exit 0.

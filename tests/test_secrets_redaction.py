@@ -113,7 +113,8 @@ def test_cli_run_stores_no_piece_of_an_echoed_key(tmp_path: Path, start_server: 
     env_key = os.environ.get("OPENAI_API_KEY")
     os.environ["OPENAI_API_KEY"] = KEY
     try:
-        result = clineval("run", "suite.yaml", "--store", "sqlite:///store.db", "--out", "out", cwd=tmp_path)
+        args = ["suite.yaml", "--store", "sqlite:///store.db", "--out", "out", "--max-retries", "0"]
+        result = clineval("run", *args, cwd=tmp_path)  # no retry: one call per case
     finally:
         if env_key is None:
             del os.environ["OPENAI_API_KEY"]
@@ -128,7 +129,10 @@ def test_cli_run_stores_no_piece_of_an_echoed_key(tmp_path: Path, start_server: 
     by_case = {int(r["case_id"]): r["error"] for r in records}
     expected = [("http_401", "HTTP 401: " + ("x" * o + "*** is invalid")[:JSON_CUT]) for o in json_offsets]
     expected += [
-        ("malformed_response", f"response body is not JSON: {('~' * o + '***')[:SNIPPET_CUT]!r}")
+        (
+            "malformed_response",
+            f"response body is not JSON: {('~' * o + '***')[:SNIPPET_CUT]!r} (gave up after 1 attempts)",
+        )
         for o in snippet_offsets
     ]
     assert [(by_case[i]["kind"], by_case[i]["message"]) for i in range(n)] == expected
