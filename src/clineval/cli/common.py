@@ -60,7 +60,7 @@ def user_errors(func: F) -> F:
                 )
             else:
                 err_console.print("interrupted", highlight=False, markup=False)
-            raise typer.Exit(130) from None
+            raise typer.Exit(getattr(err, "exit_code", 130)) from None  # 143 after SIGTERM (interrupts)
         except Exception as err:
             line = _storage_error(err)
             if line is None:

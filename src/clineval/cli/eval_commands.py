@@ -29,7 +29,8 @@ EVAL_HELP = """Run catalogue tasks (comma-separated; see `clineval tasks`) on a 
   llamacpp  http://localhost:8080/v1                          key: LLAMACPP_API_KEY (optional)
 
 Keys are read from the environment at call time and never stored. Data: --data DIR, else $CLINEVAL_DATA,
-else ../shared/data next to the repository. Exit codes as `clineval run` (0, 2 bad input, 3 degraded)."""
+else ../shared/data next to the repository. Exit codes as `clineval run` (0, 2 bad input, 3 degraded,
+130 Ctrl-C, 143 SIGTERM: both store the run as interrupted and print the command that resumes it)."""
 
 
 @user_errors
@@ -91,7 +92,10 @@ def eval_command(
     from clineval.catalogue.build import default_data_dir, suite_mapping, suite_yaml, write_suite
     from clineval.catalogue.entries import get_entries
     from clineval.catalogue.models import parse_model
+    from clineval.cli.out_dir import check_out_dir
 
+    if not print_suite:
+        check_out_dir(out)  # before the suite is written there, anything loaded, called or stored
     entries = get_entries(tasks)
     spec = parse_model(model, base_url)
     grader_spec = None if grader is None else parse_model(grader, grader_base_url, option="--grader")

@@ -6,6 +6,7 @@ import gc
 import json
 import sys
 from collections.abc import Mapping, Sequence
+from functools import partial
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -193,13 +194,17 @@ def run(
     """Run an evaluation suite (or --resume an interrupted run) and report it.
 
     Exit codes: 0 finished; 2 bad input; 3 finished but degraded (stored and reported; see
-    --degraded-threshold and --allow-degraded); 130 interrupted."""
+    --degraded-threshold and --allow-degraded); 130 interrupted (Ctrl-C), 143 terminated (SIGTERM: stored
+    as interrupted, like Ctrl-C)."""
     from clineval import api
+    from clineval.cli.out_dir import check_out_dir
     from clineval.core import RUN_TYPES
+    from clineval.interrupts import sigterm_as_interrupt
     from clineval.runner.policy import CallPolicy
 
     if quiet:
         progress.set_quiet(console)
+    check_out_dir(out)  # before anything is loaded, called or stored
     if run_type not in RUN_TYPES:
         raise UserInputError(f"unknown --run-type {run_type!r}", hint=f"use one of: {', '.join(RUN_TYPES)}")
     request = api.RunRequest(
@@ -220,7 +225,8 @@ def run(
         run_id=run_id,
     )
     if request.shard is not None:
-        shard_commands.run_shard_and_report(request, out, lambda run, out: _finish(run, out, mlflow=mlflow))
+        with sigterm_as_interrupt():  # as in _run_and_report
+            shard_commands.run_shard_and_report(request, out, partial(_finish, mlflow=mlflow))
         return
     _run_and_report(request, out, allow_degraded=allow_degraded, mlflow=mlflow)
 
@@ -233,8 +239,9 @@ def _run_and_report(
 ) -> None:
     from clineval import api
     from clineval.analysis import degradation
+    from clineval.interrupts import sigterm_as_interrupt
 
-    with progress.progress_hooks(err_console) as hooks:
+    with sigterm_as_interrupt(), progress.progress_hooks(err_console) as hooks:  # SIGTERM: as Ctrl-C
         result = api.run_suite(request, hooks=hooks, on_start=lambda rid: err_console.print(f"run {rid}"))
     _finish(result, out, mlflow=mlflow)
     if degradation.is_degraded(result.info.provenance) and not allow_degraded:
@@ -368,9 +375,11 @@ def demo(
 ) -> None:
     """Score published GPT-4 and GPT-3.5 answers on 200 MedQA questions (data ships with clineval)."""
     from clineval import api
+    from clineval.cli.out_dir import check_out_dir
 
     if quiet:
         progress.set_quiet(console)
+    check_out_dir(out)
     suite = Path(str(resources.files("clineval.demo") / "suite.yaml"))
     # The demo replays published answers: its warnings are shown, but it always exits 0.
     request = api.RunRequest(suite_path=suite, store_url=store, cache_path=None)
