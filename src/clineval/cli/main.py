@@ -5,14 +5,12 @@ from __future__ import annotations
 import gc
 import json
 import sys
-from collections.abc import Mapping, Sequence
 from functools import partial
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.markup import escape
 
 from clineval.cli import (
     adjudication_commands,
@@ -27,12 +25,11 @@ from clineval.cli import (
 )
 from clineval.cli.common import StoreOpt, console, err_console, user_errors
 from clineval.cli.defaults import DEFAULT_CACHE, DEFAULT_STORE, DEFAULT_TENANT, DEGRADED_THRESHOLD
+from clineval.cli.finish import finish
 from clineval.core.errors import UserInputError
 
 if TYPE_CHECKING:  # annotations only: each command imports the library it calls (fast `clineval --help`)
     from clineval import api
-    from clineval.core import GateDecision, RunResult
-    from clineval.report.context import ReportContext
 
 app = typer.Typer(
     add_completion=False,
@@ -77,32 +74,6 @@ def _global_options(
         progress.set_quiet(console)
 
 
-def _report_context(run: RunResult) -> ReportContext:
-    """The suite's scorers (for the tier scorecard) and a dataset loader (for sample-case questions); empty
-    when the stored suite can no longer be rebuilt here (the reports then omit those parts)."""
-    from clineval import api
-    from clineval.datasets import DATASETS
-    from clineval.report.context import EMPTY, ReportContext
-
-    try:
-        scorers = api.scorers_for(run.info.suite)
-    except UserInputError:
-        return EMPTY
-    by_keys = getattr(run.results, "by_keys", None)  # a stored run's results: read only the sample cases
-    loaded: dict[str, Any] = {}
-
-    def load_dataset(fmt: str, opts: Mapping[str, Any], base: Path) -> Any:
-        # once per report command, not once per report file (a million-case file is read in ~10 s)
-        key = json.dumps([fmt, opts, str(base)], sort_keys=True, default=str)
-        if key not in loaded:
-            loaded[key] = DATASETS.get(fmt)(opts, base)
-        return loaded[key]
-
-    return ReportContext(
-        scorers=scorers, load_dataset=load_dataset, load_results=by_keys if callable(by_keys) else None
-    )
-
-
 MlflowOpt = Annotated[
     str | None,
     typer.Option(
@@ -110,30 +81,6 @@ MlflowOpt = Annotated[
         "tracking URI (e.g. sqlite:///mlflow.db; needs the mlflow extra; docs/mlflow.md).",
     ),
 ]
-
-
-def _finish(
-    run: RunResult, out: Path | None, gates: Sequence[GateDecision] = (), *, mlflow: str | None = None
-) -> None:
-    from clineval.analysis import degradation
-    from clineval.report import print_run_summary
-
-    for warning in run.info.provenance.get("warnings", []):
-        err_console.print(
-            f"[yellow]warning: {escape(str(warning))}[/yellow]", highlight=False, soft_wrap=True
-        )
-    for line in degradation.failure_lines(run.info.provenance):  # every task with failures, even a few
-        err_console.print(escape(line), highlight=False, soft_wrap=True)
-    print_run_summary(run, console)
-    if out is not None:
-        from clineval.report import write_reports  # Jinja2 and the renderers only when writing reports
-
-        paths = write_reports(run, out, gates, context=_report_context(run))
-        console.print(f"reports: {', '.join(str(p) for p in paths)}")
-    if mlflow is not None:
-        from clineval.integrations.mlflow_log import log_run  # lazy: the extra is optional
-
-        console.print(f"mlflow: run {log_run(run, tracking_uri=mlflow, report_dir=out)} at {escape(mlflow)}")
 
 
 @app.command()
@@ -226,7 +173,7 @@ def run(
     )
     if request.shard is not None:
         with sigterm_as_interrupt():  # as in _run_and_report
-            shard_commands.run_shard_and_report(request, out, partial(_finish, mlflow=mlflow))
+            shard_commands.run_shard_and_report(request, out, partial(finish, mlflow=mlflow))
         return
     _run_and_report(request, out, allow_degraded=allow_degraded, mlflow=mlflow)
 
@@ -243,7 +190,7 @@ def _run_and_report(
 
     with sigterm_as_interrupt(), progress.progress_hooks(err_console) as hooks:  # SIGTERM: as Ctrl-C
         result = api.run_suite(request, hooks=hooks, on_start=lambda rid: err_console.print(f"run {rid}"))
-    _finish(result, out, mlflow=mlflow)
+    finish(result, out, mlflow=mlflow)
     if degradation.is_degraded(result.info.provenance) and not allow_degraded:
         err_console.print(
             f"[red]degraded:[/red] run {result.run_id} is stored and reported, but its numbers are not "
@@ -282,7 +229,7 @@ def report(
     from clineval import api, releases
 
     run = api.open_run(store, run_id)
-    _finish(run, out, releases.gate_decisions(store, run.run_id))
+    finish(run, out, releases.gate_decisions(store, run.run_id))
 
 
 @app.command()
@@ -355,7 +302,7 @@ def combined_score(
         save=save,
         strict=strict,
     )
-    _finish(result, out)
+    finish(result, out)
 
 
 @schema_app.command("output")
@@ -398,7 +345,7 @@ def main() -> None:
         gc.freeze()
 
 
-shard_commands.register(app, lambda run, out: _finish(run, out))
+shard_commands.register(app, lambda run, out: finish(run, out))
 
 
 if __name__ == "__main__":
