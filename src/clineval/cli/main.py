@@ -14,6 +14,7 @@ import typer
 
 from clineval.cli import (
     adjudication_commands,
+    audit_commands,
     eval_commands,
     import_commands,
     pipeline_commands,
@@ -47,6 +48,7 @@ app.command("results")(store_commands.results_command)
 app.command("feedback")(store_commands.feedback_command)
 app.command("view")(view_commands.view_command)
 adjudication_commands.register(app)
+audit_commands.register(app)
 eval_commands.register(app)
 import_commands.register(app)
 
