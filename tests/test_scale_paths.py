@@ -13,6 +13,7 @@ from clineval.config import load_suite
 from clineval.core import RunResult
 from clineval.metrics.aggregate import overall_scores
 from clineval.report.results_jsonl import write_results_jsonl
+from clineval.report.systems import task_system_names
 from clineval.store import ResultStore
 
 DEMO = Path(api.__file__).parent / "demo" / "suite.yaml"
@@ -34,7 +35,7 @@ def _check_against_store(run: RunResult, store_url: str) -> None:
     expected = api.aggregate_results(run.info.suite, results)
     assert _dumped(run) == {t: a.model_dump(mode="json") for t, a in expected.items()}
     assert _dumped(stored) == _dumped(run)
-    assert stored.overall == run.overall == overall_scores(expected)
+    assert stored.overall == run.overall == overall_scores(expected, task_system_names(run.info.suite))
     assert [r.model_dump(mode="json") for r in run.results] == [r.model_dump(mode="json") for r in results]
     scorers = api.scorers_for(run.info.suite)
     assert snapshot(run, scorers) == snapshot(stored, scorers)  # what record_metrics stores

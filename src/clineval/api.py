@@ -27,8 +27,9 @@ from clineval.core import CaseResult, EvalMetric, RunInfo, RunResult, RunType, S
 from clineval.core.errors import UserInputError
 from clineval.datasets.lazy_cases import case_ids, where_id
 from clineval.interrupts import RunInterrupted, resume_command, store_write_error
-from clineval.metrics.aggregate import aggregate_columns, aggregate_task, overall_scores
+from clineval.metrics.aggregate import aggregate_columns, aggregate_task, overall_by_system, overall_scores
 from clineval.provenance import effective_options, provenance
+from clineval.report.systems import task_system_names
 from clineval.runner.cache import ResponseCache
 from clineval.runner.engine import RunSettings, TaskStats, run_gc, run_task
 from clineval.runner.policy import CallPolicy
@@ -338,7 +339,9 @@ def finalize_run(
     n_stored = totals.n_cases
     columns = totals.columns()
     aggregates = {t.id: aggregate_columns(columns[t.id], scorers[t.id], t.stratify) for t in info.suite.tasks}
-    overall = overall_scores(aggregates)
+    systems = task_system_names(info.suite)  # no mean over tasks of different systems (report_format.md)
+    overall = overall_scores(aggregates, systems)
+    extra["overall_by_system"] = overall_by_system(aggregates, systems)
     aggregates, overall = add_combined(info.suite, scorers, columns, aggregates, overall, extra)
     expected = sum(int(info.provenance.get("task_sizes", {}).get(t.id, 0)) for t in info.suite.tasks)
     status = "finished" if n_stored >= expected else "partial"
