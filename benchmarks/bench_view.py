@@ -25,6 +25,7 @@ from sqlalchemy import func, insert, select
 
 from clineval.core import ComponentSpec, RunInfo, SuiteSpec, TaskSpec
 from clineval.store import ResultStore
+from clineval.store.keys import case_key
 from clineval.store.tables import case_results
 
 RUN_ID = "bench0view0000000000000000000001"
@@ -79,6 +80,7 @@ def _row(i: int, rng: random.Random, now: datetime) -> dict[str, object]:
         "run_id": RUN_ID,
         "task_id": TASK,
         "case_id": str(i),
+        "case_key": case_key(TASK, str(i)),
         "status": "failed" if failed else "ok",
         "result": result,
         "created_at": now,
@@ -137,7 +139,8 @@ def main() -> None:
 
     client = TestClient(create_app(url), base_url="http://127.0.0.1")
     client.get("/")  # warm: templates compiled, connection pool opened
-    base = f"/runs/{RUN_ID}"
+    from clineval.view.urls import link
+
     with ResultStore(url) as store, store.engine.connect() as conn:
         row_1000 = conn.execute(
             select(case_results.c.id)
@@ -147,15 +150,15 @@ def main() -> None:
             .limit(1)
         ).scalar_one()
     checks = [
-        ("cases page 1", f"{base}/cases"),
-        ("cases page 1000 (offset)", f"{base}/cases?page=1000"),
-        ("cases page 1000 (keyset after=)", f"{base}/cases?after={row_1000}"),
-        ("cases, label mcq:incorrect", f"{base}/cases?label=mcq:incorrect"),
-        ("cases, stratum meta_info=step1", f"{base}/cases?stratum=meta_info%3Dstep1"),
-        ("cases, failure timeout", f"{base}/cases?failure=timeout"),
-        ("cases, text 'Case 99999'", f"{base}/cases?q=Case%2099999"),
-        ("case detail", f"{base}/cases/{TASK}/{args.cases // 2}"),
-        ("run page", base),
+        ("cases page 1", link("cases", run=RUN_ID)),
+        ("cases page 1000 (offset)", link("cases", run=RUN_ID, page=1000)),
+        ("cases page 1000 (keyset after=)", link("cases", run=RUN_ID, after=row_1000)),
+        ("cases, label mcq:incorrect", link("cases", run=RUN_ID, label="mcq:incorrect")),
+        ("cases, stratum meta_info=step1", link("cases", run=RUN_ID, stratum="meta_info=step1")),
+        ("cases, failure timeout", link("cases", run=RUN_ID, failure="timeout")),
+        ("cases, text 'Case 99999'", link("cases", run=RUN_ID, q="Case 99999")),
+        ("case detail", link("case", run=RUN_ID, task=TASK, case=args.cases // 2)),
+        ("run page", link("run", run=RUN_ID)),
     ]
     print(f"{args.cases} cases, median of {args.repeats} (min-max), seconds")
     for name, path in checks:

@@ -27,7 +27,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+
+from clineval.view.urls import link
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "src" / "clineval" / "demo"
@@ -198,7 +199,7 @@ def gold_of(store_url: str, run_id: str, key: tuple[str, str]) -> str:
 
 
 def case_path(run_id: str, key: tuple[str, str]) -> str:
-    return f"/runs/{run_id}/cases/{quote(key[0], safe='')}/{quote(key[1], safe='')}"
+    return link("case", run=run_id, task=key[0], case=key[1])
 
 
 def chromium(explicit: str | None) -> str:
@@ -248,19 +249,19 @@ def shoot(
     board = [store["gpt35"], store["gpt4"], store["demo"], *store.get("board", []), store["ddx"]]
     pages = {
         "runs": "/",
-        "run_demo": f"/runs/{store['demo']}",
-        "run_four_tier": f"/runs/{store['four_tier']}",
-        "cases": f"/runs/{store['demo']}/cases",
+        "run_demo": link("run", run=store["demo"]),
+        "run_four_tier": link("run", run=store["four_tier"]),
+        "cases": link("cases", run=store["demo"]),
         "case": case_path(store["demo"], incorrect),
         "case_four_tier": case_path(store["four_tier"], first_case(url, store["four_tier"])),
         "compare": f"/compare?a={store['gpt35']}&b={store['gpt4']}",
         "leaderboard": f"/leaderboard?runs={','.join(r for r in board if r)}",
         "trends": "/trends",
-        "review": f"/runs/{store['demo']}/review",
-        "agreement": f"/runs/{store['demo']}/agreement",
+        "review": link("queue", run=store["demo"]),
+        "agreement": link("agreement", run=store["demo"]),
     }
     if store["ddx"]:
-        pages["run_ddx"] = f"/runs/{store['ddx']}"
+        pages["run_ddx"] = link("run", run=store["ddx"])
         pages["case_ddx"] = case_path(store["ddx"], first_case(url, store["ddx"]))
     out.mkdir(parents=True, exist_ok=True)
     saved = []
