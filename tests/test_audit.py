@@ -22,21 +22,12 @@ from tests.audit_suites import BY_NAME
 from tests.conftest import StartServer
 from tests.helpers import SHARED_DATA, shared_data
 
-DDX_EVERYWHERE = {
-    ("recall", "every_option"),  # every diagnosis of the sample listed: recall 1.0 (precision falls)
-    ("system_safety_coverage", "every_option"),
-    ("clinical_reasoning_quality", "all_excluded"),  # AE from status: excluded alone
-}
-DDX_OPEN = {  # Open-XDDx cases (also the LDDx task): the vignette is prose, so copying it cites a finding
-    ("clinical_reasoning_quality", "alternatives_cant_miss"),  # CAA support by copying the case
-    ("diagnostic_safety", "alternatives_cant_miss"),
-    ("system_safety_coverage", "treat_everything"),  # TM-SM by giving every treatment in triage
-}
+# DDx (issue 22): nothing known. The audit's four DDx findings are fixed in the scoring (docs/ddx_scoring.md):
+# a list is scored on its first max_differential (10) diagnoses (every_option), an exclusion needs support
+# (all_excluded), a quotation of the case or a sentence naming many diagnoses supports none
+# (alternatives_cant_miss), and a shotgun of treatments counts for none (treat_everything).
 KNOWN = {
-    "ddx": {
-        *(("ddxplus", m, s) for m, s in DDX_EVERYWHERE),
-        *((task, m, s) for task in ("open-xddx", "lddx") for m, s in DDX_EVERYWHERE | DDX_OPEN),
-    },
+    "ddx": set(),
     "four_tier": {
         ("golden", "contraindications_pass_rate", "claim_every_check"),  # tier 1 is a presence check
         ("golden", "escalation_pass_rate", "escalate_everything"),  # over-escalation is not penalised
@@ -78,20 +69,34 @@ def test_mcq_medqa_medmcqa_pubmedqa(tmp_path: Path) -> None:
 
 def test_ddx_ddxplus_open_xddx_lddx(tmp_path: Path) -> None:
     report = _audit("ddx", tmp_path)
-    assert inflated(report) == KNOWN["ddx"]
-    assert_not_inflated(report, allowed=KNOWN["ddx"])
-    assert report.exit_code == 1
+    assert inflated(report) == KNOWN["ddx"] == set()
+    assert_not_inflated(report, role=None)  # no metric at all, gating or tracked
+    assert report.exit_code == 0
     for task in report.tasks:
         by_metric = {m.metric: m for m in task.metrics}
-        # the issue's gaming cases hold: relabelling as alternative, mentioning findings in triage
-        for metric in ("diagnostic_safety", "clinical_reasoning_quality", "system_safety_coverage"):
-            assert "all_alternative" not in by_metric[metric].inflated
-            assert "triage_mentions" not in by_metric[metric].inflated
+        for metric in ("recall", "diagnostic_safety", "clinical_reasoning_quality", "system_safety_coverage"):
+            m = by_metric[metric]
+            reached = {s: r.value for s, r in m.reached.items() if r.finite}
+            # the issue's gaming cases, and the audit's findings fixed since: relabelling as alternative,
+            # findings named in triage, alternatives beside a copy of the case, exclusions without support,
+            # every treatment given: none passes the best constant list
+            for standin in (
+                "all_alternative",
+                "triage_mentions",
+                "alternatives_cant_miss",
+                "all_excluded",
+                "treat_everything",
+            ):
+                assert reached.get(standin, 0.0) <= m.baseline.value + 1e-9, (task.task_id, metric, standin)
+        # every diagnosis listed is scored on its first 10: no more than the 10 most frequent (Open-XDDx: two
+        # of them are one name written twice, so the first 10 distinct reach one name further)
+        recall = by_metric["recall"]
+        assert recall.reached["every_option"].value <= recall.bound
+        # nothing an excluded list gains: an exclusion without support is an FN
+        assert by_metric["clinical_reasoning_quality"].reached["all_excluded"].value == 0.0
         # top-k and reciprocal rank: nothing beats the constant list
         for metric in ("top1_accuracy", "top5_accuracy", "mrr", "precision"):
             assert by_metric[metric].inflated == []
-        # every_option lists everything: precision falls below the trivial baseline beside it
-        assert "precision" in task.lowered("every_option")
 
 
 def test_four_tier_golden_set(tmp_path: Path) -> None:

@@ -159,12 +159,23 @@ def test_ddx_scorer_on_ddxplus_replay_matches_independent_top1() -> None:
     system = SYSTEMS.get("ddxplus_differential")({}, ROOT)
     from clineval.core.protocols import ScoringContext
 
-    scores = [scorer(ScoringContext(case=c, output=call(system, c))) for c in ddxplus()]
+    loaded = ddxplus()
+    outputs = [call(system, c) for c in loaded]
+    scores = [scorer(ScoringContext(case=c, output=o)) for c, o in zip(loaded, outputs, strict=True)]
     values: dict[str, Any] = {}
     for metric in scorer.metrics:
         values.update(metric.compute(scores))
     assert values["top1_accuracy"] == pytest.approx(0.732)
-    assert values["recall"] == pytest.approx(1.0)
+    # the replayed list holds the dataset's whole differential (up to 29 pathologies); only the first 10 are
+    # scored (max_differential): recall = the share of patients whose pathology is among them, = top-10 here
+    assert values["recall"] == pytest.approx(0.997) == values["top10_accuracy"]
+    longer = sum(len(o.structured.differential or []) > 10 for o in outputs if o.structured)
+    assert values["truncated_rate"] == pytest.approx(longer / len(loaded)) == pytest.approx(0.345)
+    whole = SCORERS.get("ddx")({"max_differential": None})
+    pairs = zip(loaded, outputs, strict=True)
+    all_scored = [whole(ScoringContext(case=c, output=o)) for c, o in pairs]
+    assert {s.breakdown["beyond_k"] for s in all_scored} == {0}
+    assert sum(s.value for s in all_scored) == len(loaded)  # the whole list: the pathology is always in it
 
 
 # ---------------------------------------------------------------- generic DDx JSONL + predictions

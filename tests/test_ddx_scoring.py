@@ -34,6 +34,7 @@ def _classify() -> DdxClassification:
             phase="debate",
             text="Contrast-induced nephropathies are unlikely given the timing.",
         ),
+        T(round=1, agent="d", phase="debate", text="Cholesterol embolization is unlikely: no livedo."),
         T(
             round=2,
             agent="b",
@@ -52,8 +53,9 @@ def test_classes_and_evidence() -> None:
     assert by_gt["acute kidney injury (AKI)"].cls == "TP"
     assert by_gt["acute kidney injury (AKI)"].tier == "exact"
     assert by_gt["acute kidney injury (AKI)"].rank == 2
-    ae_status = by_gt["cholesterol embolization"]
-    assert ae_status.cls == "AE" and ae_status.evidence[0].source == "status"
+    ae_status = by_gt["cholesterol embolization"]  # excluded, and a turn rules it out: a supported exclusion
+    assert ae_status.cls == "AE" and ae_status.system == "Cholesterol embolization"
+    assert (ae_status.evidence[0].source, ae_status.evidence[0].agent) == ("transcript", "d")
     ae_text = by_gt["contrast-induced nephropathy"]
     assert ae_text.cls == "AE"
     ev = ae_text.evidence[0]

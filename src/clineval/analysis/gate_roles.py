@@ -119,6 +119,8 @@ METRIC_RULES: tuple[MetricRule, ...] = (
     MetricRule("broader_share", "lower", "track", "share of names more general than the ground truth"),
     MetricRule("caa_unsupported_share", "lower", "track",
                "alternatives without support in a can't-miss round (counted FP)"),
+    MetricRule("truncated_rate", "lower", "track",
+               "DDx lists longer than max_differential (the items past it are not scored)"),
     *_rules("higher", "track", "a weighting of metrics that gate on their own",
             "combined_score", "combined_score[{name}]"),
     *_rules("higher", "track", _PROCESS,

@@ -4,9 +4,11 @@ BROADER; see ``clineval.scoring.ddx_classes``) and the LDDx metrics guide's scor
 The classification of one case is ``clineval.scoring.ddx_classify.classify_differential`` (re-exported here;
 rules in its docstring and docs/ddx_scoring.md): greedy equivalence matching of the system's items to the
 ground truth (a name more general than a ground truth is never a hit), CAA only for alternatives a can't-miss
-turn supports with a finding of the case (``ddx_support``), AE from ``status: excluded`` or a ruled-out
-mention, TM-SM for a missed diagnosis whose triage / symptom-management turns gave an action that treats it
-(``ddx_treatment``, cited action map ``data/tm_sm_actions.yaml``).
+turn supports with a finding of the case (``ddx_support``: a quotation of the case or a sentence naming
+many diagnoses supports none), AE from a supported ``status: excluded`` or a ruled-out mention, TM-SM for a
+missed diagnosis whose triage / symptom-management turns gave an action that treats it (``ddx_treatment``,
+cited action map ``data/tm_sm_actions.yaml``; a shotgun of treatments counts for none); only the first
+``max_differential`` diagnoses of a list are scored.
 
 With an ``equivalence_judge`` on the task, ``DdxScorer.judge_requests`` names the pairs left open
 (``unresolved_pairs``: unmatched system diagnosis x unmatched ground truth, at most ``judge_max_pairs``);
@@ -20,7 +22,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from clineval.core.judging import JudgeDecision, JudgeRequest, judgments_of
 from clineval.core.protocols import Metric, ScoringContext
@@ -35,9 +37,14 @@ from clineval.scoring.ddx_classes import (
     judged_match,
     unresolved_pairs,
 )
-from clineval.scoring.ddx_classify import DEFAULT_TM_SM_PHASES, classify_differential
+from clineval.scoring.ddx_classify import (
+    DEFAULT_MAX_DIFFERENTIAL,
+    DEFAULT_TM_SM_PHASES,
+    classify_differential,
+)
 from clineval.scoring.ddx_formulas import ddx_scores
 from clineval.scoring.ddx_support import DEFAULT_CANT_MISS_PHASES, CaaSupport
+from clineval.scoring.ddx_treatment import SHOTGUN_ROWS
 from clineval.text.equivalence import best_match
 
 __all__ = ["DdxOptions", "DdxScorer", "classify_differential", "ddx_scores", "make_ddx_scorer"]
@@ -53,7 +60,12 @@ class DdxOptions(BaseModel):
     any ground truth) or ``first`` (only the first ground truth, e.g. DDXPlus's pathology).
     ``caa_support``: what makes an ``alternative`` a CAA (``transcript``, the default: a can't-miss turn of
     ``cant_miss_phases`` names it with a finding of the case; ``transcript_or_reasoning``: or its own
-    reasoning cites one; ``label``: the label alone, gameable, the behaviour before issue 22).
+    reasoning cites one; ``label``: the label alone, gameable, the behaviour before issue 22); the same
+    policy decides whether an ``excluded`` ground truth is AE. ``max_differential`` (K, default 10): only
+    the first K distinct diagnoses of a list are scored (like top-k recall; the rest are counted in
+    ``beyond_k`` and the task metric ``truncated_rate``); None scores the whole list (gameable: listing every
+    diagnosis raises recall to 1). ``max_treatment_rows`` (default 8): triage / symptom-management turns
+    giving agents of more action-map rows are a shotgun treatment and none counts for TM-SM; None: no limit.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -65,6 +77,8 @@ class DdxOptions(BaseModel):
     tm_sm_phases: tuple[str, ...] = DEFAULT_TM_SM_PHASES
     caa_support: CaaSupport = "transcript"
     cant_miss_phases: tuple[str, ...] = DEFAULT_CANT_MISS_PHASES
+    max_differential: int | None = Field(default=DEFAULT_MAX_DIFFERENTIAL, ge=1)
+    max_treatment_rows: int | None = Field(default=SHOTGUN_ROWS, ge=1)
     use_transcript: bool = True
     confidence: float = Field(default=0.95, gt=0.0, lt=1.0)
     seed: int = 0
@@ -77,6 +91,16 @@ class DdxOptions(BaseModel):
         if any(k < 1 for k in ks):
             raise ValueError(f"every k must be >= 1, got {list(ks)}")
         return tuple(sorted(set(ks)))
+
+    @model_validator(mode="after")
+    def _ks_within_k(self) -> DdxOptions:
+        k = self.max_differential
+        if k is not None and max(self.ks) > k:
+            raise ValueError(
+                f"ks {list(self.ks)} reach past max_differential {k}: only the first {k} diagnoses are "
+                f"scored, so top-{max(self.ks)} would equal top-{k}; lower ks or raise max_differential"
+            )
+        return self
 
 
 def _label(scores: Mapping[str, float | bool | None], ks: Sequence[int], tp: int) -> str:
@@ -108,6 +132,7 @@ class DdxScorer:
             MicroRatio(("TP",), ("n_ground_truth",), name="recall_micro"),
             MicroRatio(("BROADER",), ("TP", "FP", "CAA", "BROADER"), name="broader_share"),
             MicroRatio(("caa_unsupported",), ("caa_unsupported", "CAA"), name="caa_unsupported_share"),
+            BreakdownRate("truncated", name="truncated_rate", confidence=opts.confidence),
             ClassTotals(),
             LabelRate("failed", name="ddx_failed_rate"),
             WhenRecorded(
@@ -145,6 +170,8 @@ class DdxScorer:
             case_text=case_input.vignette or case_input.question,
             caa_support=opts.caa_support,
             cant_miss_phases=opts.cant_miss_phases,
+            max_differential=opts.max_differential,
+            max_treatment_rows=opts.max_treatment_rows,
         )
 
     def _requests(self, result: DdxClassification) -> list[JudgeRequest]:
@@ -197,6 +224,10 @@ class DdxScorer:
             **scores,
             **result.counts,
             "caa_unsupported": result.caa_unsupported,
+            "ae_unsupported": result.ae_unsupported,
+            "beyond_k": result.beyond_k,
+            "truncated": result.beyond_k > 0,
+            "shotgun_treatment_rows": result.shotgun_rows,
             "broader_ground_truth": result.broader_ground_truth,
             "n_ground_truth": result.n_ground_truth,
             "considered": result.considered,

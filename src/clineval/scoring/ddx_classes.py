@@ -10,7 +10,9 @@ Classes (LDDx metrics guide, Local-DDx by Baglecake, MIT; names kept):
   Miss' round": an ``alternative`` item outside the ground truth that a can't-miss turn names with a finding
   of the case (``clineval.scoring.ddx_support``);
 - ``AE``: appropriately excluded, a ground-truth diagnosis the system considered and explicitly ruled out
-  (``status: excluded`` in the differential, or a negated mention in the transcript);
+  (a negated mention in the transcript, or ``status: excluded`` in the differential **with support**:
+  ``clineval.scoring.ddx_support``; the status alone is no evidence, and an unsupported exclusion of a
+  ground truth is an FN, explanation "excluded without support", counted in ``ae_unsupported``);
 - ``TM-SM``: a missed ground-truth diagnosis that the triage / symptom-management turns treated: an action
   given that treats it or its key findings ("missed Dehydration but gave fluids";
   ``clineval.scoring.ddx_treatment``);
@@ -122,13 +124,17 @@ class DdxClassification:
     """All decisions of one case, the ground-truth count, and the ranks (1-based, among the ranked
     ``proposed`` items) of the system items equivalent to a ground truth (``hit_ranks``, sorted), and of
     those equivalent to the first ground truth (``first_gt_ranks``); ``broader_ground_truth``: the ground
-    truths not found (not TP) that a ``BROADER`` item names (partial credit)."""
+    truths not found (not TP) that a ``BROADER`` item names (partial credit); ``beyond_k``: the items past
+    the first ``max_differential`` distinct diagnoses (not scored); ``shotgun_rows``: the action-map rows the
+    triage / symptom-management turns gave when more than allowed (then no treatment counted), else 0."""
 
     decisions: tuple[DdxDecision, ...]
     n_ground_truth: int
     hit_ranks: tuple[int, ...] = ()
     first_gt_ranks: tuple[int, ...] = ()
     broader_ground_truth: int = 0
+    beyond_k: int = 0
+    shotgun_rows: int = 0
     counts: dict[str, int] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -149,6 +155,11 @@ class DdxClassification:
     def caa_unsupported(self) -> int:
         """The ``alternative`` items counted as FP for want of support."""
         return sum(1 for d in self.decisions if d.cls == "FP" and d.status == "alternative")
+
+    @property
+    def ae_unsupported(self) -> int:
+        """The ground truths the system gave ``status: excluded`` without support, counted as FN."""
+        return sum(1 for d in self.decisions if d.cls == "FN" and d.status == "excluded")
 
 
 def unresolved_pairs(

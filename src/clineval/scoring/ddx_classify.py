@@ -3,13 +3,20 @@
 ``classify_differential``, with ``match`` an equivalence function (default
 ``clineval.text.equivalence.best_match``):
 
+0. only the first ``max_differential`` (K, default 10) distinct diagnoses of the list are scored, whatever
+   their status (a name repeated, same normalised text, is no new diagnosis); the items past them are not
+   classified at all and are counted in ``beyond_k`` (issue 22: listing every diagnosis of a sample raised
+   recall to 1.0). K None scores the whole list;
 1. the system's items are taken in their order; each is matched against the ground-truth diagnoses not yet
    matched (greedy, first come first served), leaving out a ground truth that the item is *more general*
    than (a ``hierarchy`` match whose ``broader`` side is the system name). ``proposed`` or ``alternative``
-   + match -> TP; ``excluded`` + match -> AE (evidence: the item and its reasoning). A match of the
-   ``hierarchy`` tier (the system name narrower) counts only with ``hierarchy_counts_as_tp`` (default True;
-   the tier is reported either way). An item equivalent only to an already matched ground truth is a
-   ``DUP`` (not counted);
+   + match -> TP; ``excluded`` + match -> AE when the exclusion is supported
+   (``clineval.scoring.ddx_support.SupportPolicy.exclusion``: a turn rules it out, or with
+   ``transcript_or_reasoning`` its reasoning cites a finding of the case; ``label``: the status alone),
+   else the ground truth is decided in step 3 and, unless ruled out or treated there, is an FN "excluded
+   without support". A match of the ``hierarchy`` tier (the system name narrower) counts only with
+   ``hierarchy_counts_as_tp`` (default True; the tier is reported either way). An item equivalent only to an
+   already matched ground truth is a ``DUP`` (not counted);
 2. an item related to a ground truth only as its broader name ("Diabetes mellitus" for "type 2 diabetes")
    -> ``BROADER`` (never a hit; ``excluded`` items -> ``EXCLUDED``); other unmatched ``proposed`` items
    -> FP; unmatched ``alternative`` items -> CAA when supported (``clineval.scoring.ddx_support``:
@@ -19,7 +26,8 @@
 3. each ground truth still unmatched: AE if the transcript mentions it in a ruled-out scope
    (``clineval.scoring.assertion``; evidence: the latest such sentence, its round and phase); else
    TM-SM if the triage / symptom-management turns (``tm_sm_phases``) give an action that treats it or its
-   key findings (``clineval.scoring.ddx_treatment``; a mention of findings is no treatment); else FN.
+   key findings (``clineval.scoring.ddx_treatment``; a mention of findings is no treatment; agents of more
+   than ``max_treatment_rows`` rows in one case are a shotgun, and none counts); else FN.
 
 Ranks: the ``proposed`` items, in order, are the ranked list (1-based). A hit is a proposed item
 equivalent (as counted above) to a ground truth, duplicates included; a ``BROADER`` item is no hit.
@@ -28,9 +36,10 @@ equivalent (as counted above) to a ground truth, duplicates included; a ``BROADE
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from clineval.core.output import DifferentialItem, TranscriptTurn
-from clineval.scoring.assertion import Passage, ruled_out_mentions
+from clineval.scoring.assertion import Mention, Passage, ruled_out_mentions
 from clineval.scoring.ddx_classes import (
     LLM_JUDGE_TIER,
     DdxClass,
@@ -40,19 +49,26 @@ from clineval.scoring.ddx_classes import (
     Evidence,
     MatchFn,
 )
-from clineval.scoring.ddx_support import (
-    DEFAULT_CANT_MISS_PHASES,
-    CaaSupport,
-    CaseFindings,
-    reasoning_support,
-    transcript_support,
+from clineval.scoring.ddx_support import DEFAULT_CANT_MISS_PHASES, CaaSupport, SupportPolicy
+from clineval.scoring.ddx_treatment import (
+    SHOTGUN_ROWS,
+    GivenAction,
+    given_actions,
+    present_findings,
+    shotgun,
+    tm_sm_evidence,
 )
-from clineval.scoring.ddx_treatment import GivenAction, given_actions, present_findings, tm_sm_evidence
 from clineval.text.equivalence import best_match, synonyms_of
 from clineval.text.matching import normalize_for_match
 
 DEFAULT_TM_SM_PHASES = ("symptom_management", "triage")
+DEFAULT_MAX_DIFFERENTIAL = 10
 NO_SUPPORT = "no can't-miss turn names it with a finding of the case"
+NO_EXCLUSION_SUPPORT = {
+    "transcript": "no turn of the transcript rules it out",
+    "transcript_or_reasoning": "no turn rules it out and its reasoning cites no finding of the case",
+    "label": "",
+}
 
 
 def _findings_of(gt: str, findings: Mapping[str, Sequence[str]]) -> Sequence[str]:
@@ -100,39 +116,21 @@ def _reserved(gts: Sequence[str], differential: Sequence[DifferentialItem]) -> d
     return reserved
 
 
-class _Support:
-    """CAA support for one case, its case findings computed once, when first needed."""
-
-    def __init__(
-        self,
-        mode: CaaSupport,
-        turns: Sequence[TranscriptTurn],
-        case_text: str | None,
-        findings: Mapping[str, Sequence[str]],
-        phases: Sequence[str],
-    ) -> None:
-        self.mode, self.turns, self.case_text, self.findings, self.phases = (
-            mode,
-            turns,
-            case_text,
-            findings,
-            phases,
-        )
-        self._case: CaseFindings | None = None
-
-    def of(self, item: DifferentialItem) -> Evidence | None:
-        if self.mode == "label":
-            return Evidence(item.diagnosis, "status")
-        if self.mode == "transcript" and not self.turns:
-            return None
-        if self._case is None:
-            self._case = CaseFindings.of(self.case_text, self.findings)
-        found = transcript_support(
-            item.diagnosis, self.turns, self._case, phases=self.phases, names_for=synonyms_of
-        )
-        if found is None and self.mode == "transcript_or_reasoning":
-            found = reasoning_support(item.diagnosis, item.reasoning, self._case)
-        return found
+def first_k(differential: Sequence[DifferentialItem], k: int | None) -> tuple[list[DifferentialItem], int]:
+    """The items of the first ``k`` distinct diagnoses (normalised names; a repeat is no new diagnosis),
+    and the number of items left out past them; ``k`` None: every item."""
+    if k is None:
+        return list(differential), 0
+    seen: set[str] = set()
+    kept: list[DifferentialItem] = []
+    for item in differential:
+        key = normalize_for_match(item.diagnosis)
+        if key not in seen:
+            if len(seen) >= k:
+                break
+            seen.add(key)
+        kept.append(item)
+    return kept, len(differential) - len(kept)
 
 
 def classify_differential(
@@ -147,9 +145,12 @@ def classify_differential(
     case_text: str | None = None,
     caa_support: CaaSupport = "transcript",
     cant_miss_phases: Sequence[str] = DEFAULT_CANT_MISS_PHASES,
+    max_differential: int | None = DEFAULT_MAX_DIFFERENTIAL,
+    max_treatment_rows: int | None = SHOTGUN_ROWS,
 ) -> DdxClassification:
     """Per-diagnosis class decisions for one case (see the module docstring for the rules). ``case_text``:
     the vignette, read for the findings a CAA must cite and a TM-SM action must be indicated by."""
+    differential, beyond_k = first_k(differential, max_differential)
     gts = [g for g in ground_truth if g.strip()]
     open_gt = list(range(len(gts)))  # indices of ground truths not yet matched
     decided: dict[int, DdxDecision] = {}
@@ -161,7 +162,9 @@ def classify_differential(
     rank = 0
     reserved = _reserved(gts, differential)
     turns = list(transcript or ())
-    support = _Support(caa_support, turns, case_text, findings or {}, cant_miss_phases)
+    names = [item.diagnosis for item in differential]
+    support = SupportPolicy(caa_support, turns, case_text, findings or {}, cant_miss_phases, names)
+    unsupported: dict[int, DdxDecision] = {}  # ground truth index -> its exclusion without support
     for j, item in enumerate(differential):
         if item.status == "proposed":
             rank += 1
@@ -181,8 +184,11 @@ def classify_differential(
         if idx is not None:
             gi = open_gt.pop(idx)
             if status == "excluded":
-                ev = (Evidence(ev[0].text, "status"),)
-                decided[gi] = DdxDecision("AE", gts[gi], name, None, tier, conf, why, ev, status)
+                backing = support.exclusion(item)
+                if backing is None:
+                    unsupported[gi] = DdxDecision("FN", gts[gi], name, None, tier, conf, why, ev, status)
+                else:
+                    decided[gi] = DdxDecision("AE", gts[gi], name, None, tier, conf, why, (backing,), status)
             else:
                 decided[gi] = DdxDecision("TP", gts[gi], name, item_rank, tier, conf, why, ev, status)
                 if item_rank is not None:
@@ -232,7 +238,7 @@ def classify_differential(
             )
             continue
         if status == "alternative":
-            backing = support.of(item)
+            backing = support.alternative(item)
             if backing is not None:
                 system_side.append(DdxDecision("CAA", None, name, None, None, None, why, (backing,), status))
             else:
@@ -241,51 +247,90 @@ def classify_differential(
             continue
         cls: DdxClass = "FP" if status == "proposed" else "EXCLUDED"
         system_side.append(DdxDecision(cls, None, name, item_rank, None, None, why, ev, status))
-    _ground_truth_side(gts, open_gt, decided, broader_of, turns, findings or {}, tm_sm_phases, case_text)
+    side = _GroundTruthSide(gts, turns, findings or {}, tm_sm_phases, case_text, max_treatment_rows)
+    why_excluded = NO_EXCLUSION_SUPPORT[caa_support]
+    side.open_gt = sorted([*open_gt, *unsupported])
+    for gi in side.open_gt:
+        decided[gi] = side.decide(gi, broader_of.get(gi), unsupported.get(gi), why_excluded)
     decisions = (*(decided[i] for i in sorted(decided)), *system_side)
     broader_gt = sum(1 for gi in broader_of if decided[gi].cls != "TP")
     return DdxClassification(
-        decisions, len(gts), tuple(sorted(hit_ranks)), tuple(sorted(first_ranks)), broader_gt
+        decisions,
+        len(gts),
+        tuple(sorted(hit_ranks)),
+        tuple(sorted(first_ranks)),
+        broader_gt,
+        beyond_k,
+        side.shotgun_rows,
     )
 
 
-def _ground_truth_side(
-    gts: Sequence[str],
-    open_gt: Sequence[int],
-    decided: dict[int, DdxDecision],
-    broader_of: Mapping[int, str],
-    turns: Sequence[TranscriptTurn],
-    findings: Mapping[str, Sequence[str]],
-    tm_sm_phases: Sequence[str],
-    case_text: str | None,
-) -> None:
-    """AE (ruled out in the transcript), TM-SM (treated) or FN for each ground truth the list left open."""
-    if open_gt and turns:
-        passages = [Passage(t.text, t.round, t.phase, t.agent) for t in turns]
-        mentions = ruled_out_mentions([gts[i] for i in open_gt], passages, names_for=synonyms_of)
-    else:
-        mentions = {}
-    phase_turns = [t for t in turns if t.phase in tm_sm_phases]
-    actions: list[GivenAction] | None = None
-    indicated = None
-    for gi in open_gt:
-        gt = gts[gi]
-        negated = mentions.get(gt)
+class _GroundTruthSide:
+    """AE (ruled out in the transcript), TM-SM (treated) or FN for each ground truth the list left open
+    (step 3); the ruled-out mentions are read once, the given actions when first needed."""
+
+    def __init__(
+        self,
+        gts: Sequence[str],
+        turns: Sequence[TranscriptTurn],
+        findings: Mapping[str, Sequence[str]],
+        tm_sm_phases: Sequence[str],
+        case_text: str | None,
+        max_rows: int | None,
+    ) -> None:
+        self.gts, self.turns, self.findings, self.case_text, self.max_rows = (
+            gts,
+            turns,
+            findings,
+            case_text,
+            max_rows,
+        )
+        self.open_gt: list[int] = []  # the ground truths to decide (read for the ruled-out mentions)
+        self.phase_turns = [t for t in turns if t.phase in tm_sm_phases]
+        self._mentions: dict[str, list[Mention]] | None = None
+        self._actions: list[GivenAction] | None = None
+        self._indicated: frozenset[int] | None = None
+        self.shotgun_rows = 0
+
+    def _ruled_out(self, gt: str) -> list[Mention]:
+        if self._mentions is None:
+            passages = [Passage(t.text, t.round, t.phase, t.agent) for t in self.turns]
+            targets = [self.gts[i] for i in self.open_gt]
+            self._mentions = ruled_out_mentions(targets, passages, names_for=synonyms_of) if passages else {}
+        return self._mentions.get(gt) or []
+
+    def _given(self) -> list[GivenAction]:
+        if self._actions is None:
+            text = self.case_text
+            self._actions = given_actions(self.phase_turns, case_text=text) if self.phase_turns else []
+            self._indicated = present_findings(text) if self._actions and text else None
+            self.shotgun_rows = shotgun(self._actions, self.max_rows)
+        return self._actions
+
+    def decide(
+        self, gi: int, broader: str | None, excluded: DdxDecision | None, why_excluded: str
+    ) -> DdxDecision:
+        gt = self.gts[gi]
+        negated = self._ruled_out(gt)
         if negated:
             last = negated[-1]
             p = last.passage
             ev = (Evidence(last.sentence, "transcript", p.round, p.phase, p.agent, last.trigger),)
             why = f"ruled out in the transcript ({len(negated)} negated mention(s); latest shown)"
-            decided[gi] = DdxDecision("AE", gt, None, explanation=why, evidence=ev)
-            continue
-        if actions is None:
-            actions = given_actions(phase_turns, case_text=case_text) if phase_turns else []
-            indicated = present_findings(case_text) if actions and case_text else None
-        tm, why = tm_sm_evidence(gt, _findings_of(gt, findings), actions, indicated=indicated)
-        if tm:
-            decided[gi] = DdxDecision("TM-SM", gt, None, explanation=why, evidence=tuple(tm))
-            continue
+            return DdxDecision("AE", gt, None, explanation=why, evidence=ev)
+        actions = self._given()
+        tm, why = tm_sm_evidence(gt, _findings_of(gt, self.findings), actions, indicated=self._indicated)
+        if tm and not self.shotgun_rows:
+            return DdxDecision("TM-SM", gt, None, explanation=why, evidence=tuple(tm))
         why = "not in the differential"
-        if gi in broader_of:
-            why += f"; named only by the broader {broader_of[gi]!r} (partial credit in recall_broader)"
-        decided[gi] = DdxDecision("FN", gt, None, explanation=why)
+        if tm:
+            why = (
+                f"missed; treated only within a shotgun treatment (agents of {self.shotgun_rows} action-map "
+                f"rows given, more than {self.max_rows}): no treatment counts"
+            )
+        if broader is not None:
+            why += f"; named only by the broader {broader!r} (partial credit in recall_broader)"
+        if excluded is not None:  # the match (tier, confidence) and the item kept, the reason replaced
+            why = f"excluded without support: {excluded.system!r} has status excluded, but {why_excluded}"
+            return replace(excluded, explanation=why)
+        return DdxDecision("FN", gt, None, explanation=why, evidence=tuple(tm) if tm else ())

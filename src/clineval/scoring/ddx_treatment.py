@@ -39,6 +39,13 @@ and findings it treats, the guideline or textbook that says so) is read by ``loa
      key findings that some row can treat (a row finding occurs in the finding's words), at least one and at
      least half are treated by a given action.
 
+3. **A shotgun treats nothing** (issue 22, the audit's ``treat_everything``: a triage turn "Give X." for every
+   agent of the map made every missed ground truth that any agent treats TM-SM): when a case's triage /
+   symptom-management turns give agents of more than ``SHOTGUN_ROWS`` (8) distinct rows, none of the actions
+   counts (``shotgun``). The 46 LDDx transcripts give 0 to 6 rows (6 in three: v8_5/2, v8_6/2, v8_6/18, e.g.
+   oxygen, bronchodilators, antipyretics, analgesia, NSAIDs and insulin-dextrose), so 8 cuts no real one and
+   leaves a sicker patient two more.
+
 The evidence of a TM-SM decision is each treating sentence, with the agent, the row id and what it treats.
 """
 
@@ -90,6 +97,7 @@ NOT_AFTER = frozenset(
     "contraindications window".split()
 )
 NOT_BEFORE = frozenset("serum plasma blood urine urinary exogenous endogenous surreptitious osmotic".split())
+SHOTGUN_ROWS = 8  # a case's turns giving agents of more distinct rows than this: no action counts (rule 3)
 
 
 class ActionRow(BaseModel):
@@ -233,6 +241,13 @@ def given_actions(
                             GivenAction(row, agent, sentence[:300], turn.round, turn.phase, turn.agent)
                         )
     return out
+
+
+def shotgun(actions: Sequence[GivenAction], limit: int | None = SHOTGUN_ROWS) -> int:
+    """The number of distinct action-map rows ``actions`` give when it is more than ``limit`` (rule 3: then
+    none of them counts), else 0; ``limit`` None: never."""
+    rows = len({a.row for a in actions})
+    return rows if limit is not None and rows > limit else 0
 
 
 def _same_disease(a: str, b: str) -> bool:
