@@ -85,7 +85,9 @@ def test_counts_kinds_and_threshold_by_hand() -> None:
     }
     assert failure_lines({"degradation": found}) == [
         "task t: failures: system 3/10 (http_500 2, timeout 1); judge 2/7 cases, 3/14 calls "
-        "(connection 1, http_503 1, unusable_reply 1); scorer s 1/7 (KeyError 1)"
+        "(connection 1, http_503 1, unusable_reply 1); scorer s 1/7 (KeyError 1)",
+        "  http_500: why",  # each failed system call's kind with its (most frequent) message
+        "  timeout: why",
     ]
     # Without the system's failures the judge's warning stands alone.
     assert assess(results[3:], 0.2)["warnings"] == found["warnings"][1:]
@@ -235,6 +237,7 @@ def test_ten_percent_failures_exit_0_with_kinds_listed(tmp_path: Path) -> None:
             "calls_total": 10,
             "kinds": {"missing_prediction": 1},
             "degraded": False,
+            "messages": {"missing_prediction": "no prediction with id 9 in p.jsonl"},
         }
     ]
     strict = clineval("run", str(suite), "--store", store, "--degraded-threshold", "0.05", cwd=tmp_path)

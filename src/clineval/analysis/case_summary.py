@@ -1,9 +1,10 @@
 """Case summaries: each result reduced, when it is written, to what a run's totals are computed from.
 
 A summary (``clineval.core.columns``) keeps the scores' values and labels, the breakdown keys metrics
-read, the stratification metadata and, under ``x``, each component's outcome (``degradation``) and the
-token usage (``usage``). :class:`RunTotals` folds summaries read back from the store into the columns,
-the failure counts and the usage totals, holding ~100 bytes per case instead of the ~9 kB of a
+read, the stratification metadata and, under ``x``, each component's outcome (``degradation``), the kind
+and first line of a failed system call's message (``m``, when it failed) and the token usage (``usage``).
+:class:`RunTotals` folds summaries read back from the store into the columns, the failure counts (with a
+few messages each) and the usage totals, holding ~100 bytes per case instead of the ~9 kB of a
 ``CaseResult``. The plan of what to keep is fixed by the suite (``SummaryPlan.fingerprint``): a run
 whose stored summaries were made under another plan is summarized again from its full results.
 """
@@ -16,7 +17,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from clineval.analysis.degradation import ComponentFailures, FailureCounter, Outcome, outcomes
+from clineval.analysis.degradation import (
+    MAX_MESSAGES,
+    ComponentFailures,
+    FailureCounter,
+    Outcome,
+    failure_message,
+    outcomes,
+)
 from clineval.analysis.usage import UsageTotals, case_usages
 from clineval.core.columns import SUMMARY_VERSION, ColumnsBuilder, TaskColumns, summarize_scores
 from clineval.core.output import Usage
@@ -56,6 +64,9 @@ class SummaryPlan:
             "u": [_usage(own[0]), own[1]],
             "j": [[_usage(u), cached] for u, cached in judged],
         }
+        message = failure_message(result)
+        if message is not None:
+            summary["x"]["m"] = list(message)
         return summary
 
     def encode(self, result: CaseResult) -> str:
@@ -95,6 +106,7 @@ class RunTotals:
     _builder: ColumnsBuilder | None = None
     _outcomes: dict[str, Counter[OutcomesKey]] = field(default_factory=dict)
     _usages: dict[str, Counter[UsageKey]] = field(default_factory=dict)
+    _messages: dict[tuple[str, str], Counter[str]] = field(default_factory=dict)  # (task, kind) -> lines
 
     def __post_init__(self) -> None:
         self._builder = ColumnsBuilder(self.plan.metadata, folds=(self._fold,))
@@ -108,6 +120,11 @@ class RunTotals:
             self._outcomes[task_id], self._usages[task_id] = Counter(), Counter()
         self._outcomes[task_id][outcomes] += 1
         self._usages[task_id][((_frozen(own[0]), bool(own[1])), judged)] += 1
+        message = extensions.get("m")
+        if isinstance(message, list) and len(message) == 2:
+            found = self._messages.setdefault((task_id, str(message[0])), Counter())
+            if message[1] in found or len(found) < MAX_MESSAGES:  # distinct messages held: bounded
+                found[str(message[1])] += 1
 
     def add(self, task_id: str, case_id: str, summary: Mapping[str, Any]) -> None:
         if self._builder is None:
@@ -135,6 +152,9 @@ class RunTotals:
         for task_id, counts in self._outcomes.items():
             for key, times in counts.items():
                 counter.add(task_id, (Outcome(c, calls, kinds) for c, calls, kinds in key), times=times)
+        for (task_id, kind), messages in self._messages.items():
+            for message, times in messages.items():
+                counter.add_message(task_id, kind, message, times=times)
         return counter.components()
 
     def usage_totals(self) -> dict[str, tuple[UsageTotals, UsageTotals]]:

@@ -19,7 +19,9 @@ answer):
 A component is *degraded* when it failed on more than ``threshold`` (default 20%) of the cases it ran on
 (``failed / total > threshold``). Each degraded component gives one warning line naming the task, the
 component, the count and fraction and the most frequent failure kinds, and for a scorer that could not
-score, the likely cause (:data:`CAUSES`).
+score, the likely cause (:data:`CAUSES`). A failed system call also keeps the first line of its message
+(``messages``: per kind the most frequent one): ``exception 20`` alone does not tell the user what to fix,
+``exception: ValueError: model file /models/x.bin not found`` does.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ from clineval.core import CaseResult
 
 DEFAULT_THRESHOLD = 0.2
 MAX_KINDS = 3  # failure kinds named in one line; the rest are summed as "+N other"
+MESSAGE_CHARS = 160  # of a failure message's first line, shown beside its kind
+MAX_MESSAGES = 8  # distinct messages counted per (task, component, kind); later new ones are not counted
 SCORER_ERROR = "scorer_error"
 _CALL_KIND = re.compile(r"^([a-z][a-z0-9_]*): ")  # runner.judging records a failed call as "kind: message"
 _JUDGE_PROBLEMS = (("a name is longer than", "not_sent"), ("the judge has no prompt", "no_prompt"))
@@ -98,6 +102,21 @@ class ComponentFailures:
     calls_failed: int = 0
     calls_total: int = 0
     kinds: Counter[str] = field(default_factory=Counter)
+    messages: dict[str, Counter[str]] = field(default_factory=dict)  # kind -> first lines of its messages
+
+    def add_message(self, kind: str, message: str, times: int = 1) -> None:
+        found = self.messages.setdefault(kind, Counter())
+        if message in found or len(found) < MAX_MESSAGES:
+            found[message] += times
+
+    def top_messages(self) -> dict[str, str]:
+        """Per failure kind (most frequent first), its most frequent message."""
+        ranked = sorted(self.kinds.items(), key=lambda kv: (-kv[1], kv[0]))
+        return {
+            kind: sorted(self.messages[kind].items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
+            for kind, _ in ranked
+            if self.messages.get(kind)
+        }
 
     @property
     def fraction(self) -> float:
@@ -153,7 +172,23 @@ class ComponentFailures:
         }
         if self.unscored:
             found |= {"unscored": True, "cause": self.cause()}
+        if self.messages:
+            found["messages"] = self.top_messages()
         return found
+
+
+def first_line(message: str, limit: int = MESSAGE_CHARS) -> str:
+    """The first non-blank line of ``message``, cut to ``limit`` characters (``…`` marks a cut)."""
+    line = next((part.strip() for part in message.splitlines() if part.strip()), "")
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def failure_message(result: CaseResult) -> tuple[str, str] | None:
+    """``(kind, first line of the message)`` of the case's failed system call (None: it did not fail)."""
+    error = result.output.error
+    if error is None or not error.message.strip():
+        return None
+    return error.kind, first_line(error.message)
 
 
 def judge_error_kind(error: str) -> str:
@@ -228,6 +263,12 @@ class FailureCounter:
                 for kind in outcome.failures:
                     entry.kinds[kind] += times
 
+    def add_message(self, task_id: str, kind: str, message: str, *, times: int = 1) -> None:
+        """The message of a failed system call (after its case's outcomes were added)."""
+        entry = self.found.get((task_id, "system"))
+        if entry is not None:
+            entry.add_message(kind, message, times)
+
     def components(self) -> list[ComponentFailures]:
         """Every (task, component) that ran, in first-seen order."""
         return list(self.found.values())
@@ -238,6 +279,9 @@ def component_failures(results: Iterable[CaseResult]) -> list[ComponentFailures]
     counter = FailureCounter()
     for result in results:
         counter.add(result.task_id, outcomes(result))
+        message = failure_message(result)
+        if message is not None:
+            counter.add_message(result.task_id, *message)
     return counter.components()
 
 
@@ -268,11 +312,16 @@ def is_degraded(provenance: Mapping[str, Any]) -> bool:
 
 def failure_lines(provenance: Mapping[str, Any]) -> list[str]:
     """One compact line per task that had any failure, e.g.
-    ``task live: system 3/12 (http_500 1, malformed_response 1, timeout 1)``."""
+    ``task live: system 3/12 (http_500 1, malformed_response 1, timeout 1)``, each followed by an indented
+    line per failure kind with a stored message: ``  http_500: HTTP 500: model overloaded``."""
     found = provenance.get("degradation")
     components = found.get("components", []) if isinstance(found, Mapping) else []
     by_task: dict[str, list[str]] = {}
+    said: dict[str, list[str]] = {}
     for c in components:
+        messages = c.get("messages")
+        if isinstance(messages, Mapping):
+            said.setdefault(c["task"], []).extend(f"  {k}: {m}" for k, m in messages.items())
         entry = ComponentFailures(
             c["task"], c["component"], c["failed"], c["total"], c["calls_failed"], c["calls_total"]
         )
@@ -281,4 +330,7 @@ def failure_lines(provenance: Mapping[str, Any]) -> list[str]:
         if entry.calls_total != entry.total:
             counts += f" cases, {entry.calls_failed}/{entry.calls_total} calls"
         by_task.setdefault(entry.task_id, []).append(f"{entry.component} {counts} ({entry.kinds_text()})")
-    return [f"task {task}: failures: " + "; ".join(parts) for task, parts in by_task.items()]
+    lines: list[str] = []
+    for task, parts in by_task.items():
+        lines += [f"task {task}: failures: " + "; ".join(parts), *said.get(task, [])]
+    return lines

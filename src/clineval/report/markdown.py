@@ -117,8 +117,16 @@ def _task(task: TaskView) -> list[str]:
 
 
 def _failures(view: ReportView) -> list[str]:
-    rows = [[task, kind, str(n)] for task, kinds in view.failures.items() for kind, n in kinds.items()]
-    body = table(["Task", "Error kind", "Cases"], rows) if rows else ["No failed system calls.", ""]
+    """Each task's failed calls by kind, with the first line of the kind's commonest message (what the
+    user must fix: ``ValueError: model file /models/x.bin not found``, not ``exception 20``)."""
+    said = view.failure_messages
+    rows = [
+        [task, kind, str(n), said.get(task, {}).get(kind, "")]
+        for task, kinds in view.failures.items()
+        for kind, n in kinds.items()
+    ]
+    header = ["Task", "Error kind", "Cases", "Message (most frequent)"]
+    body = table(header, rows) if rows else ["No failed system calls.", ""]
     return ["## Failures by kind", "", *body]
 
 

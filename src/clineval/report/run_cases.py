@@ -31,6 +31,25 @@ def run_failures(run: RunResult) -> dict[str, dict[str, int]]:
     return found
 
 
+def run_failure_messages(run: RunResult) -> dict[str, dict[str, str]]:
+    """``task_id -> error kind -> the first line of its most frequent message``: what the run stored
+    (``provenance["degradation"]``), else read from its results when it holds them in memory."""
+    from clineval.analysis.degradation import component_failures
+
+    stored = run.info.provenance.get("degradation")
+    if isinstance(stored, Mapping) and isinstance(stored.get("components"), list):
+        found: dict[str, dict[str, str]] = {}
+        for c in stored["components"]:
+            messages = c.get("messages") if isinstance(c, Mapping) else None
+            if c.get("component") == "system" and isinstance(messages, Mapping) and messages:
+                found[str(c["task"])] = {str(k): str(m) for k, m in messages.items()}
+        return found
+    if run.columns is not None:  # a stored run finalized before messages were kept
+        return {}
+    failing = (c for c in component_failures(run.results) if c.component == "system" and c.messages)
+    return {c.task_id: c.top_messages() for c in failing}
+
+
 def _flags(labels: Iterable[Any], test: Any) -> np.ndarray:
     import numpy as np  # here: listing or summarising runs never imports numpy
 

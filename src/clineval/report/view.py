@@ -26,7 +26,7 @@ from clineval.report.formatting import (
     union_in_order,
 )
 from clineval.report.model_comparison import Comparison, comparisons
-from clineval.report.run_cases import run_failures, run_picks
+from clineval.report.run_cases import run_failure_messages, run_failures, run_picks
 from clineval.report.systems import overall_rule
 from clineval.report.tiers import TierView, run_tiers
 from clineval.report.usage_lines import usage_lines
@@ -82,6 +82,7 @@ class ReportView:
     tasks: list[TaskView]
     overall: list[MetricLine]  # the mean over tasks: only when every task ran one system (report.systems)
     failures: dict[str, dict[str, int]]
+    failure_messages: dict[str, dict[str, str]]  # task -> kind -> the first line of its commonest message
     samples: list[SampleCase]
     provenance_json: str
     warnings: list[str] = field(default_factory=list)  # provenance["warnings"]: shown at the top
@@ -166,6 +167,7 @@ def build_view(run: RunResult, *, max_samples: int = 50, context: ReportContext 
         tasks=tasks,
         overall=metric_lines(run.overall) if rule.one_system else [],
         failures=run_failures(run),
+        failure_messages=run_failure_messages(run),
         samples=sample_cases((), max_samples, inputs, picked=picked),
         provenance_json=json.dumps(
             jsonable(info.provenance), indent=2, sort_keys=True, ensure_ascii=False, default=str

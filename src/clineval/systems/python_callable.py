@@ -2,7 +2,8 @@
 
 The function takes the ``Case`` and returns text, a structured-output dict or a ``SystemOutput``; it may be
 sync (run in a worker thread so it cannot stall the event loop) or async. Its exceptions become recorded
-``exception`` failures; it may raise ``RetryableCallError`` itself to ask the runner for a retry.
+``exception`` failures, their message the exception's type and text with the environment's secrets masked
+(``systems._secrets``); it may raise ``RetryableCallError`` itself to ask the runner for a retry.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from clineval.core.errors import SuiteError, SystemCallError
 from clineval.core.output import SystemOutput
 from clineval.core.specs import ComponentSpec, canonical_json, sha256_text
 from clineval.systems._outputs import OutputFormat, output_from_value
+from clineval.systems._secrets import exception_message
 
 
 class CallableOptions(BaseModel):
@@ -114,7 +116,7 @@ class CallableSystem:
         except SystemCallError:
             raise
         except Exception as exc:
-            raise SystemCallError("exception", f"{type(exc).__name__}: {exc}") from exc
+            raise SystemCallError("exception", exception_message(exc)) from exc
         if isinstance(result, SystemOutput):
             return result
         try:
