@@ -62,7 +62,8 @@ PARSED = [
     # long texts
     (REASONING * 2 + "Therefore, the answer is C.", MCQ, "C", "answer_phrase"),
     (REASONING * 2 + "Final answer: (A)\n\nOption B is wrong because...", MCQ, "A", "answer_phrase"),
-    (REASONING * 2 + "So I pick **D**.", MCQ, "D", "bold_letter"),
+    (REASONING * 2 + "So I pick **D**.", MCQ, "D", "answer_phrase"),
+    (REASONING * 2 + "Going with **D**.", MCQ, "D", "bold_letter"),
     ("B. Oxaliplatin\n\nExplanation: " + REASONING * 2, MCQ, "B", "leading_letter"),
 ]
 

@@ -316,3 +316,69 @@ def test_example_suite_end_to_end_gives_the_same_counts(tmp_path: Path) -> None:
         assert isinstance(n, int) and isinstance(scores["accuracy"], float)
         assert (round(scores["accuracy"] * n), scores["n_failed"]) == (correct, failed)
         assert round(float(scores["unparsed_rate"]) * n) == unparsed  # type: ignore[arg-type]
+
+
+# ---- free text: the reasoning alone, read against the model's own answer field ---------------------------
+# Each output's "answer_choice" field is removed and the step-by-step reasoning before it is read as free
+# text; the field's letter is the reference. This measures reading of GPT-4 / GPT-3.5 free-text answers
+# ("Therefore, the answer is C.", "... is A. Preterm labor.", "Therefore, the most likely diagnosis is
+# <option text>."). Most reasoning never states the answer, so "unparsed" is the usual, honest result;
+# what matters is that a letter, when read, is the model's own. Before issue 23 (commit e43d8b7):
+# agree 3138, unparsed 11650, disagree 17.
+_FIELD_AT_END = re.compile(r'"answer_choice"\s*:\s*"(?:[^"\\]|\\.)*"?\s*\}?\s*$')
+FREE_TEXT_EXPECTED = {  # (agree, unparsed, disagree) per file
+    "medmcqa__cot__gpt-35-turbo-16k": (2526, 1360, 1),
+    "medmcqa__cot__gpt-4-32k": (297, 3665, 2),
+    "medqa__cot__gpt-35-turbo-16k": (629, 611, 0),
+    "medqa__cot__gpt-4-32k": (130, 1115, 0),
+    "medqa__rag_32__gpt-35-turbo-16k": (569, 666, 1),
+    "medqa__rag_32__gpt-4-32k": (234, 1003, 0),
+    "pubmedqa__cot__gpt-35-turbo-16k": (192, 306, 0),
+    "pubmedqa__cot__gpt-4-32k": (13, 487, 0),
+    "pubmedqa__rag_32__gpt-35-turbo-16k": (316, 183, 0),
+    "pubmedqa__rag_32__gpt-4-32k": (59, 440, 0),
+}
+# The four disagreements, read by hand: medmcqa 2d1e9927 (GPT-3.5) ends "the correct answer is D.
+# antagonist." and option B's text is "D, antagonist" (a typo for D2): read as B, the field says D.
+# medqa 1162 (GPT-3.5 RAG) ends with option B's text word for word, the field says D. medmcqa 018e350b
+# and 436d7d2f (GPT-4) judge statements one by one ("so option d) is correct") in questions whose answer
+# is a combination ("C. bd") or the one false statement.
+FREE_TEXT_DISAGREEMENTS = {
+    "medmcqa__cot__gpt-35-turbo-16k": [("2d1e9927-b2bc-469b-a26f-49ff06d91fda", "D", "B")],
+    "medmcqa__cot__gpt-4-32k": [
+        ("018e350b-8675-4b2d-99a2-eba98fe07f31", "C", "D"),
+        ("436d7d2f-93e5-4a85-84b5-f4c701863126", "D", "C"),
+    ],
+    "medqa__rag_32__gpt-35-turbo-16k": [("1162", "D", "B")],
+}
+
+
+def free_text_reading(name: str) -> tuple[tuple[int, int, int], list[tuple[str, str, str]]]:
+    """((agree, unparsed, disagree), [(id, field letter, free-text letter)]) for one file."""
+    from clineval.text import extract_choice
+
+    golds = gold_for(name.split("__")[0])
+    counts = [0, 0, 0]
+    disagreements = []
+    for case_id, text in predictions(name):
+        options = golds[case_id].options
+        if text is None or (m := _FIELD_AT_END.search(text)) is None:
+            continue
+        read = extract_choice(text, options)
+        if read.method != "answer_field_letter":
+            continue
+        field = read.letter
+        thinking = text[: m.start()].split('"step_by_step_thinking":', 1)[-1].strip().strip('",')
+        ours = extract_choice(thinking.replace("\\n", "\n"), options).letter
+        index = 1 if ours is None else (0 if ours == field else 2)
+        counts[index] += 1
+        if index == 2:
+            disagreements.append((case_id, str(field), str(ours)))
+    return (counts[0], counts[1], counts[2]), disagreements
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_free_text_reasoning_is_read_as_the_model_answered(name: str) -> None:
+    counts, disagreements = free_text_reading(name)
+    assert counts == FREE_TEXT_EXPECTED[name]
+    assert disagreements == FREE_TEXT_DISAGREEMENTS.get(name, [])
