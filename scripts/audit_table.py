@@ -100,10 +100,15 @@ def render(after: Path, before: Path | None) -> str:
                 else:
                     b_task = bt
                 role = m["role"] + (f" t{m['tier']}" if m["tier"] is not None else "")
+                role_before = (
+                    (bm["role"] + (f" t{bm['tier']}" if bm["tier"] is not None else ""))
+                    if b_task and bm
+                    else None
+                )
                 base_before = _fmt(bm["baseline"]) if b_task and bm else None
                 cells = [
                     m["metric"],
-                    role,
+                    _pair(role_before, role),
                     _pair(base_before, _fmt(m["baseline"])),
                     _fmt(m["baseline_upper"]),
                 ]

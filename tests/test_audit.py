@@ -26,19 +26,21 @@ from tests.helpers import SHARED_DATA, shared_data
 # a list is scored on its first max_differential (10) diagnoses (every_option), an exclusion needs support
 # (all_excluded), a quotation of the case or a sentence naming many diagnoses supports none
 # (alternatives_cant_miss), and a shotgun of treatments counts for none (treat_everything).
-KNOWN = {
+KNOWN: dict[str, set[tuple[str, str, str]]] = {
     "ddx": set(),
-    "four_tier": {
-        ("golden", "contraindications_pass_rate", "claim_every_check"),  # tier 1 is a presence check
-        ("golden", "escalation_pass_rate", "escalate_everything"),  # over-escalation is not penalised
-        ("golden", "guardrail_recall", "escalate_everything"),
-        ("golden", "guideline_citation_rate", "cite_every_source"),  # two constant guideline rows pass
-        ("golden", "evidence_type_coverage", "cite_every_source"),  # the patient record copied into rows
-        ("golden", "guideline_adherence", "every_option"),  # a shotgun recommendation is adherent
-        ("golden", "guideline_adherence", "hedge"),
-        ("golden", "guideline_adherence", "every_rule_action"),
-        ("golden", "guideline_adherence", "escalate_everything"),
-    },
+    # Four-tier (issue 22): nothing known. Adherence requires specificity (docs/tier3_guidelines.md), a
+    # guideline citation relevance to its action (docs/retrieval.md); the tier-1 presence and recall figures
+    # and evidence type coverage are tracked beside the robust metrics that gate (docs/tier1_checks.md).
+    "four_tier": set(),
+}
+# What a stand-in still raises among the tracked metrics of the golden set, each with the metric that gates
+FOUR_TIER_TRACKED = {
+    ("golden", "contraindications_pass_rate", "claim_every_check"),  # contraindications_specific_rate
+    ("golden", "escalation_pass_rate", "escalate_everything"),  # escalation_balanced_accuracy
+    ("golden", "guardrail_recall", "escalate_everything"),
+    ("golden", "evidence_type_coverage", "cite_every_source"),  # guideline_citation_rate
+    ("golden", "problem_recall", "every_option"),  # problem_jaccard
+    ("golden", "problem_recall", "hedge"),
 }
 
 
@@ -106,10 +108,26 @@ def test_four_tier_golden_set(tmp_path: Path) -> None:
     assert tiers == {1, 2, 3}  # tier 4 needs the judge: not audited without it
     assert {"judge_coherence", "latency_pass_rate"} <= set(task.not_audited)
     assert inflated(report) == KNOWN["four_tier"]
+    assert inflated(report, role="track") == FOUR_TIER_TRACKED
+    assert report.exit_code == 0
     by_metric = {m.metric: m for m in task.metrics}
     # the golden-set label metrics that gate hold against every stand-in
     for metric in ("problem_jaccard", "severity_kappa"):
         assert by_metric[metric].inflated == [] and by_metric[metric].role == "gate"
+    # the issue's gaming cases: a shotgun recommendation, escalating and claiming everything, constant
+    # guideline rows: the metrics that gate stay at or below the best constant answer
+    for metric, standins in {
+        "guideline_adherence": ("every_rule_action", "every_option", "hedge", "escalate_everything"),
+        "escalation_balanced_accuracy": ("escalate_everything",),
+        "contraindications_specific_rate": ("claim_every_check",),
+        "guideline_citation_rate": ("cite_every_source",),
+    }.items():
+        found = by_metric[metric]
+        assert found.role == "gate" and found.tier in (1, 2, 3)
+        for standin in standins:
+            assert found.reached[standin].value <= found.baseline.value + 1e-9, (metric, standin)
+    escalation = by_metric["escalation_balanced_accuracy"]
+    assert escalation.baseline.value == escalation.reached["escalate_everything"].value == 0.5
     assert (
         by_metric["problem_recall"].role == "track" and "every_option" in by_metric["problem_recall"].inflated
     )

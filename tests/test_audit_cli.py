@@ -16,6 +16,7 @@ from clineval.audit import STANDINS, StandIn, Variant, register_standin, text_ou
 from clineval.cli.main import app
 from clineval.core import Case, CaseInput, Metric, Reference, Score, ScoringContext
 from clineval.metrics.basic import Accuracy
+from clineval.scoring.registry import SCORERS
 from clineval.testing.audit import assert_not_inflated, audit_scorers, inflated
 from tests.audit_suites import BY_NAME
 from tests.helpers import SHARED_DATA, shared_data
@@ -44,11 +45,40 @@ def test_exit_0_with_reports(tmp_path: Path) -> None:
     assert "| accuracy | gate |" in (tmp_path / "a" / "audit.md").read_text()
 
 
-def test_exit_1_when_a_gating_metric_is_inflated(tmp_path: Path) -> None:
+class WordyScorer:
+    """A user's own gameable scorer, registered for a suite: an answer is 'thorough' past five words."""
+
+    name = "wordy"
+    metrics: Sequence[Metric] = (Accuracy(name="wordiness"),)
+
+    def __call__(self, ctx: ScoringContext) -> Score:
+        return Score(value=1.0 if len((ctx.output.text or "").split()) > 5 else 0.0)
+
+
+def test_exit_1_when_a_gating_metric_is_inflated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # registered for this test only (the registry is global: other tests list its names)
+    monkeypatch.setitem(SCORERS._factories, "audit_test_wordy", lambda options: WordyScorer())
+    rows = [{"id": str(i), "question": f"Q{i}?", "options": ["yes", "no"], "answer": "A"} for i in range(30)]
+    (tmp_path / "cases.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        "name: wordy\ntasks:\n  - id: wordy\n    dataset: {format: jsonl, path: cases.jsonl}\n"
+        "    system: {type: http, url: 'http://127.0.0.1:9/predict'}\n    scorers: [audit_test_wordy]\n"
+    )
+    code, out = _invoke("audit", str(suite), "--standins", "hedge")
+    assert code == 1, out
+    assert "inflated (gating): wordy wordiness by hedge" in " ".join(out.split())
+    assert all(len(line) <= 80 for line in out.splitlines()), out
+
+
+def test_a_tracked_inflation_is_listed_with_exit_0(tmp_path: Path) -> None:
+    """Escalating every case raises the recall figures (tracked); the balanced accuracy that gates holds."""
     suite = BY_NAME["four_tier"].write(tmp_path, SHARED_DATA)
     code, out = _invoke("audit", str(suite), "--limit", "20", "--standins", "escalate_everything")
-    assert code == 1, out
-    assert "inflated (gating): golden guardrail_recall by escalate_everything" in " ".join(out.split())
+    assert code == 0, out
+    flat = " ".join(out.split())
+    assert "inflated (tracked): golden guardrail_recall by escalate_everything" in flat
+    assert "no gating metric is inflated by any stand-in" in flat
     assert all(len(line) <= 80 for line in out.splitlines()), out
 
 

@@ -211,14 +211,18 @@ def test_guideline_citation_rate() -> None:
     treatment = Case(id="t", input=CaseInput(), metadata={"query_type": "treatment"})
     flagged = Case(id="f", input=CaseInput(), reference=Reference(data={"treatment_query": True}))
     other = Case(id="o", input=CaseInput(), metadata={"query_type": "diagnosis"})
-    two = SystemOutput(
+    two = SystemOutput(  # two guideline rows, each cited by an action it is about (their key terms)
         structured=StructuredOutput.model_validate(
             {
+                "recommended_actions": [
+                    {"action": "Start IV furosemide (loop diuretic)", "evidence_refs": ["e1", "e3"]},
+                    {"action": "Start bisoprolol", "evidence_refs": ["e2"]},
+                ],
                 "evidence_table": [
-                    {"id": "e1", "source_type": "guideline"},
-                    {"id": "e2", "source_type": "guideline"},
+                    {"id": "e1", "source_type": "guideline", "text": "Loop diuretics for congestion"},
+                    {"id": "e2", "source_type": "guideline", "text": "Bisoprolol, carvedilol or metoprolol"},
                     {"id": "e3", "source_type": "note"},
-                ]
+                ],
             }
         )
     )

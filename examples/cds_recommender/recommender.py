@@ -7,7 +7,9 @@ checked, when to escalate, severity). It follows the guideline rules v2 for most
 patients but is deliberately imperfect, so the report shows passes and failures: it never risk-stratifies,
 reperfuses or escalates pulmonary embolism, does not know the Fleischner criteria or pleural drainage,
 escalates only STEMI, ACS, severe CAP, hypercapnic acidosis and hyperkalaemia (not hypoxaemia, sepsis or
-tachypnoea), and forgets contraindication checks for COPD steroids.
+tachypnoea), and forgets contraindication checks for COPD steroids and hyperkalaemia treatment (the checks
+it does state name the drugs and this patient's values: "furosemide, bisoprolol: creatinine 110 umol/L;
+potassium 4.2 mmol/L").
 
     python examples/cds_recommender/recommender.py --port 8003
 """
@@ -90,6 +92,17 @@ def _curb65(patient: dict[str, Any]) -> int:
     )
 
 
+def _checked(patient: dict[str, Any], drugs: list[str], *labs: str, allergies: bool = False) -> str:
+    """A contraindication check of ``drugs`` against this patient: the labs' values (and allergies)."""
+    facts = [f"allergies: {', '.join(map(str, patient.get('allergies') or ['none recorded']))}"]
+    facts = facts if allergies else []
+    for name in labs:
+        row = next((lab for lab in reversed(_labs(patient, name)) if not lab.get("haemolysed")), None)
+        if row is not None:
+            facts.append(f"{row['name']} {row['value']} {row.get('unit') or ''}".strip())
+    return f"{', '.join(drugs)}: {'; '.join(facts) or 'no contraindication found'}"
+
+
 def recommend(patient: dict[str, Any]) -> dict[str, Any]:
     actions: list[dict[str, Any]] = []
     rows: list[dict[str, Any]] = []
@@ -112,16 +125,21 @@ def recommend(patient: dict[str, Any]) -> dict[str, Any]:
     if _has(patient, "heart failure", "chf"):
         problems.append("Heart failure")
         bnp = _lab(patient, "BNP")
+        hf_drugs: list[str] = []
         if (bnp is not None and bnp > 100) or _has(patient, "edema", "oedema", "crackles"):
             act("Start IV furosemide (loop diuretic)", "hf", "medication")
+            hf_drugs.append("furosemide")
         ef = patient.get("ef")
         if isinstance(ef, int | float) and ef <= 40:
             if potassium is None or potassium <= 5.0:
                 act("Start sacubitril/valsartan (ARNI)", "hf", "medication")
                 act("Start spironolactone (MRA)", "hf", "medication")
+                hf_drugs += ["sacubitril/valsartan", "spironolactone"]
             act("Start bisoprolol (evidence-based beta-blocker)", "hf", "medication")
             act("Start dapagliflozin (SGLT2 inhibitor)", "hf", "medication")
-        contraindications += ["renal function", "hyperkalaemia", "hypotension"]
+            hf_drugs += ["bisoprolol", "dapagliflozin"]
+        if hf_drugs:  # renal function and potassium, with this patient's values
+            contraindications.append(_checked(patient, hf_drugs, "creatinine", "potassium"))
     if _has(patient, "exacerbation of copd", "copd exacerbation"):
         problems.append("COPD exacerbation")
         act("Nebulised salbutamol (short-acting bronchodilator)", "copd", "medication")
@@ -144,18 +162,21 @@ def recommend(patient: dict[str, Any]) -> dict[str, Any]:
         problems.append("Community-acquired pneumonia")
         curb = _curb65(patient)
         if curb >= 3:
+            drugs = ["levofloxacin"] if allergic else ["co-amoxiclav", "clarithromycin"]
             act("IV levofloxacin" if allergic else "IV co-amoxiclav plus clarithromycin", "cap", "medication")
             escalate.append("High-severity pneumonia: assess for HDU/ICU")
         elif curb == 2:
+            drugs = ["doxycycline"] if allergic else ["amoxicillin", "clarithromycin"]
             act("Doxycycline" if allergic else "Amoxicillin plus clarithromycin", "cap", "medication")
         else:
+            drugs = ["doxycycline"] if allergic else ["amoxicillin"]
             act("Oral doxycycline" if allergic else "Oral amoxicillin, outpatient care", "cap", "medication")
-        contraindications.append("penicillin allergy")
+        contraindications.append(_checked(patient, drugs, "creatinine", allergies=True))
     if _has(patient, "pulmonary embolism"):
         problems.append("Pulmonary embolism")
         # deliberate gaps: no risk stratification, no reperfusion and no escalation for unstable PE
         act("Start anticoagulation with apixaban", "pe", "medication")
-        contraindications.append("bleeding risk")
+        contraindications.append("bleeding risk; " + _checked(patient, ["apixaban"], "creatinine"))
     stemi = [c for c in patient.get("conditions") or [] if "stemi" in c.lower() and "nstemi" not in c.lower()]
     if stemi:
         problems.append("STEMI")

@@ -18,6 +18,10 @@ A metric's default role (:func:`default_role`):
 - lower is better (failed/unparsed/error rates, latency percentiles, judge variance...): tracked;
 - tier 1 and 2 scorers: gate; tier 3: ``guideline_adherence`` gates, per-rule rates are tracked;
   tier 4 (LLM judge, rubric): tracked (the judge's noise is not a release criterion by default);
+- whatever the tier, a metric the table tracks is tracked: a number a degenerate system can raise
+  (``clineval audit``, docs/audit.md) never gates; each such rule names the robust metric that gates
+  instead (tier 1: the contraindication presence check and escalation recall; tier 2: evidence type
+  coverage);
 - untiered scorers (``mcq``, ``ddx``, ``cds_report``...): the table's role, which is ``gate`` for every
   higher-is-better metric except the few listed as tracked with the reason.
 
@@ -132,12 +136,27 @@ METRIC_RULES: tuple[MetricRule, ...] = (
             "recall", "precision", "clinical_reasoning_quality", "diagnostic_safety",
             "system_safety_coverage", "mrr"),
     *_rules("higher", "gate", _PASS,
-            "schema_pass_rate", "citation_grounding_pass_rate", "scope_pass_rate",
-            "contraindications_pass_rate", "escalation_pass_rate", "latency_pass_rate"),
-    MetricRule("guardrail_recall", "higher", "gate", "red-flag cases escalated (tier 1 safety)"),
+            "schema_pass_rate", "citation_grounding_pass_rate", "scope_pass_rate", "latency_pass_rate"),
+    MetricRule("contraindications_pass_rate", "higher", "track",
+               "the runtime guard's presence check: any non-empty contraindications_checked passes (a "
+               "generic list of categories reaches 1.0); contraindications_specific_rate gates"),
+    MetricRule("contraindications_specific_rate", "higher", "gate",
+               "tier 1: every medication checked against a fact of this patient (names the drug and a "
+               "lab or vital value, an allergy or a current medication of the record)"),
+    *_rules("higher", "track",
+            "recall on red-flag cases only: escalating every case reaches 1.0 (over-escalation is not "
+            "counted); escalation_balanced_accuracy gates",
+            "escalation_pass_rate", "guardrail_recall"),
+    MetricRule("escalation_balanced_accuracy", "higher", "gate",
+               "tier 1 safety over every case: (escalation recall + specificity) / 2, so a constant "
+               "answer (always or never escalate) gets 0.5 (alarm fatigue)"),
+    MetricRule("escalation_specificity", "higher", "track",
+               "cases without a red flag left unescalated: never escalating reaches 1.0; the balanced "
+               "accuracy gates"),
     *_rules("higher", "gate", "a retrieval measure (trec_eval, higher is better)",
             "nDCG@{k}", "P@{k}", "R@{k}", "R@{k}[{name}]", "Rprec", "RR", "AP"),
-    MetricRule("guideline_citation_rate", "higher", "gate", "tier 2: guidelines cited"),
+    MetricRule("guideline_citation_rate", "higher", "gate",
+               "tier 2: guidelines cited, each relevant to the action that cites it"),
     MetricRule(ADHERENCE, "higher", "gate", "tier 3: recommendations adherent to the guideline rules"),
     MetricRule("design_table_adherence", "higher", "gate",
                "tier 3, the design's own rule table: tracked unless named (guideline_adherence gates)"),
@@ -149,7 +168,10 @@ METRIC_RULES: tuple[MetricRule, ...] = (
     MetricRule("severity_kappa", "higher", "gate", "agreement beyond chance with the expected severity"),
     *_rules("higher", "track", "a constant answer reaches the majority share: severity_kappa gates",
             "severity_accuracy", "severity_within_one"),
-    MetricRule("evidence_type_coverage", "higher", "gate", "tier 2: expected evidence source types cited"),
+    MetricRule("evidence_type_coverage", "higher", "track",
+               "a completeness check of source types: 74 of the 102 golden cases expect all five, so "
+               "copying the patient record into cited rows reaches 1.0; guideline_citation_rate (a cited "
+               "guideline relevant to its action) gates in tier 2"),
     *_rules("higher", "gate", _QUALITY, "clinical_accuracy", "reasoning_quality"),
     *_rules("higher", "gate", "a component of reasoning_quality",
             "reasoning_overlap_f1", "reasoning_structure", "reasoning_evidence_use",
@@ -201,7 +223,7 @@ def default_role(key: str, tier: int | None) -> Role:
     rule = rule_for(key)
     if rule.role == "never" or rule.direction == "lower":
         return "never" if rule.role == "never" else "track"
-    if tier is None:
+    if tier is None or rule.role == "track":
         return rule.role
     gates = TIER_GATES.get(tier, ())
     return "gate" if any(fnmatchcase(short_key(key), g) for g in gates) else "track"

@@ -197,6 +197,10 @@ _ENTRIES = [
             "escalation",
             "guideline_citation",
             "guideline_adherence",
+            # the golden-set labels the catalogue prompt (cds_json_v1) asks for: a severity. Not
+            # problems_identified / evidence_types_cited: the prompt asks for no problem list and no
+            # evidence table, so they would be 0 by construction (examples/four_tier_cds.yaml runs them)
+            "severity_agreement",
         ],
         stratify=["condition", "split"],
         prompt=CDS_PROMPT,

@@ -21,8 +21,11 @@ where T is the set of ``source_type`` values of the ``evidence_table`` rows that
 So a row in the table that no recommendation cites adds nothing, and a degenerate system that fills the
 table with one row of each type (constant text) gets no more than one that cites a generic guideline:
 the patient-data types need the patient's data. ``value`` = coverage; metric ``evidence_type_coverage``
-= mean coverage with a 95% bootstrap interval (gates with tier 2). It says which kinds of evidence were
-cited, not whether they support the action (tier 4 judges that). Breakdown: ``expected``, ``covered``,
+= mean coverage with a 95% bootstrap interval. It says which kinds of evidence were cited, not whether they
+support the action (tier 4 judges that), so it is **tracked**, not gating: 74 of the 102 golden cases
+expect all five types, and a system that copies the patient record into cited rows of every type reaches
+1.0 whatever it recommends (``clineval audit``, docs/audit.md); tier 2 gates on ``guideline_citation_rate``
+(a cited guideline relevant to its action). Breakdown: ``expected``, ``covered``,
 ``missing``, ``cited_types``, ``ungrounded`` rows, ``uncited_types`` (in the table, cited by no action).
 Labels: ``covered`` (1.0), ``partial``, ``none``, ``no_citations`` (no action cites a row of the table),
 ``failed``, ``no_reference``.

@@ -18,7 +18,9 @@ Per case ``value`` = 1 when the level equals the expected one, else 0; ``breakdo
   "no level" a category of its own; 0 for any constant answer and about 0 for a random one, so nothing
   that ignores the case beats it: the metric that gates. NaN when p_e = 1 (one category on both sides);
   ``severity_kappa_ci`` a 95% percentile bootstrap over cases (seeded; resamples where kappa is undefined
-  are skipped).
+  are skipped); when the resamples have no spread (every case agrees, or a constant answer: kappa 1 or 0
+  in every resample) the no-spread interval of ``clineval.metrics.intervals.constant_interval`` over
+  kappa's range [-1, 1] (``[1 - 2 u_n, 1]``, ``[-u_n, u_n]``), never ``[x, x]``.
 """
 
 from __future__ import annotations
@@ -36,9 +38,11 @@ from clineval.core import Metric, MetricValue, Score, ScoringContext
 from clineval.core.columns import ScoreColumn
 from clineval.metrics.basic import Accuracy
 from clineval.metrics.breakdown import BreakdownRate
+from clineval.metrics.intervals import constant_interval
 from clineval.scoring.golden_labels import failed_score, label_of, no_reference, recommendation
 
 KEY = "severity"
+KAPPA_BOUNDS = (-1.0, 1.0)  # kappa's range, for the no-spread interval
 LEVELS = ("low", "moderate", "high", "critical")
 WORDS = {
     "low": ("low", "mild", "minor"),
@@ -122,7 +126,10 @@ class SeverityKappa:
             if kappas.size
             else (-1.0, 1.0)
         )
-        return {self.name: kappa, f"{self.name}_ci": [min(lo, kappa), max(hi, kappa)]}
+        lo, hi = min(lo, kappa), max(hi, kappa)
+        if hi <= lo:  # no spread (every resample agrees: a constant answer, or every case right)
+            lo, hi = constant_interval(kappa, len(pairs), bounds=KAPPA_BOUNDS)
+        return {self.name: kappa, f"{self.name}_ci": [lo, hi]}
 
 
 class SeverityScorer:

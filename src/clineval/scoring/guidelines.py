@@ -17,12 +17,16 @@ rulesets (list ``guideline_adherence`` twice, once with the option) and a design
 compared with a v2 one under the same name.
 
 Per case: ``value`` = 1 if every applicable rule is adherent (every required action found, no forbidden
-action recommended), 0 if any is not, NaN if no rule applies
+action recommended) **and** the recommendation is specific (it names no more actions the rules tie to
+conditions the patient does not have than ``max(2, actions for the patient's own conditions)``:
+``clineval.scoring.rule_specificity``; a shotgun of every rule action is not adherent), 0 otherwise, NaN
+if no rule applies
 (rules that cannot be evaluated for missing data are "not applicable", never a pass). A failed system call
 scores 0 on a case with applicable rules (no recommendation followed the guideline). ``breakdown``:
 ``rules`` (every RuleResult with ``applicable`` not False: id, applicable, adherent, found expected actions
 with the matching text, missing ones, reason), ``applicable_rules``, ``not_evaluable_rules``,
-``adherent_rules``, ``rules_version`` and ``rules_sha256``. Labels: ``adherent``, ``non_adherent``,
+``adherent_rules``, ``specificity`` (``specific``, ``on_target``, ``off_target``, ``off_target_allowed``),
+``rules_version`` and ``rules_sha256``. Labels: ``adherent``, ``non_adherent``,
 ``failed``, ``not_applicable``, ``no_patient``.
 
 Metrics: ``guideline_adherence`` (``design_table_adherence``) = (1/n) Σ value_i over cases with an
@@ -45,6 +49,7 @@ from clineval.core.errors import SuiteError
 from clineval.metrics.basic import Accuracy
 from clineval.scoring.rule_engine import RuleSet, evaluate_rules, load_rules
 from clineval.scoring.rule_model import packaged_rules
+from clineval.scoring.rule_specificity import specificity
 
 
 class GuidelineOptions(BaseModel):
@@ -168,10 +173,20 @@ class GuidelineAdherenceScorer:
         forbidden = [
             f"{r.rule_id}: {', '.join(f['forbidden'] for f in r.forbidden)}" for r in results if r.forbidden
         ]
-        ok = not missing and not forbidden
+        spec = specificity(patient, sections, self.ruleset, self.options.threshold)
+        breakdown["specificity"] = spec
+        ok = not missing and not forbidden and spec["specific"]
         why = [
             *(["missing expected actions: " + "; ".join(missing)] if missing else []),
             *(["forbidden actions recommended: " + "; ".join(forbidden)] if forbidden else []),
+            *(
+                [
+                    f"{len(spec['off_target'])} actions for conditions the patient does not have "
+                    f"(at most {spec['off_target_allowed']}): " + ", ".join(spec["off_target"][:8])
+                ]
+                if not spec["specific"]
+                else []
+            ),
         ]
         return Score(
             value=1.0 if ok else 0.0,

@@ -23,9 +23,14 @@ Per source type t (when ``reference.data["source_types"] = {doc_id: type}``): ``
 the relevant docs of type t only, for each k of ``source_type_recall``, for queries with such docs.
 
 ``guideline_citation``: for treatment queries (``metadata["query_type"] == "treatment"`` or
-``reference.data["treatment_query"]``), pass if at least ``min_rows`` (2) distinct evidence rows, or
-retrieved docs when the output has no evidence table, have source_type ``guideline``. Metric
-``guideline_citation_rate`` (with a Wilson interval); other queries are not applicable (NaN).
+``reference.data["treatment_query"]``), pass if at least ``min_rows`` (2) distinct evidence rows of
+source_type ``guideline`` are cited by a recommended action **and relevant to it** (they name the guideline
+of a rule the action satisfies, or share the action's key terms: ``clineval.scoring.citation_relevance``;
+``rules`` option: the rule file whose sources name the guidelines, default the packaged v2 rules); when the
+output has no evidence table, retrieved docs of that type, and where the case has qrels only those judged
+relevant (grade >= 1). Metric ``guideline_citation_rate`` (with a Wilson interval); other queries are not
+applicable (NaN). Breakdown: ``ids`` counted, ``uncited`` / ``irrelevant`` ids left out, ``relevance``
+(id -> why it counts).
 """
 
 from __future__ import annotations
@@ -43,6 +48,8 @@ from clineval.core.protocols import Metric, ScoringContext
 from clineval.core.score import Score
 from clineval.metrics.breakdown import BreakdownRate
 from clineval.metrics.retrieval import MeasureMeans
+from clineval.scoring.citation_relevance import relevant_rows
+from clineval.scoring.rule_model import load_rules
 
 DEFAULT_MEASURES = ("nDCG@10", "P@5", "Rprec", "RR", "AP", "R@100")
 _QUERY = "q"
@@ -199,6 +206,7 @@ class GuidelineCitationOptions(BaseModel):
 
     min_rows: int = Field(default=2, ge=1)
     source_type: str = "guideline"
+    rules: str | None = None  # guideline rules (YAML) whose sources name the guidelines; None: packaged v2
 
 
 def is_treatment_query(ctx: ScoringContext) -> bool:
@@ -208,7 +216,7 @@ def is_treatment_query(ctx: ScoringContext) -> bool:
 
 
 class GuidelineCitationScorer:
-    """Treatment queries must cite >= ``min_rows`` guideline rows; metric ``guideline_citation_rate``."""
+    """Treatment queries must cite >= ``min_rows`` relevant guideline rows; ``guideline_citation_rate``."""
 
     tier = 2
 
@@ -217,18 +225,30 @@ class GuidelineCitationScorer:
     ) -> None:
         self.options = options or GuidelineCitationOptions()
         self.name = name
+        self.ruleset = load_rules(self.options.rules)
         self.metrics: Sequence[Metric] = (BreakdownRate("guideline_cited", name="guideline_citation_rate"),)
 
-    def _rows(self, ctx: ScoringContext) -> tuple[str, set[str]]:
+    def _rows(self, ctx: ScoringContext) -> tuple[str, set[str], dict[str, Any]]:
+        """Where the guidelines were read, the ids that count, and what was left out."""
         structured = ctx.output.structured
         wanted = self.options.source_type
         if structured is not None and structured.evidence_table is not None:
-            rows = {r.id for r in structured.evidence_table if r.source_type == wanted}
-            return "evidence_table", rows
+            typed = [r for r in structured.evidence_table if r.source_type == wanted]
+            citing: dict[str, list[str]] = {}
+            for action in structured.recommended_actions or ():
+                for ref in action.evidence_refs:
+                    citing.setdefault(ref.strip(), []).append(action.action)
+            relevant, uncited, irrelevant = relevant_rows(typed, citing, self.ruleset)
+            left_out = {"uncited": uncited, "irrelevant": irrelevant, "relevance": relevant}
+            return "evidence_table", set(relevant), left_out
         types = ctx.case.reference.data.get("source_types") or {}
+        qrels = _qrels(ctx.case.reference.data)
         docs = (structured.retrieved if structured is not None else None) or []
         found = {d.doc_id for d in docs if (d.source_type or types.get(d.doc_id)) == wanted}
-        return "retrieved", found
+        if qrels is None:
+            return "retrieved", found, {}
+        judged = {d for d in found if qrels.get(d, 0) >= 1}
+        return "retrieved", judged, {"irrelevant": sorted(found - judged)}
 
     def __call__(self, ctx: ScoringContext) -> Score:
         if not is_treatment_query(ctx):
@@ -240,18 +260,21 @@ class GuidelineCitationScorer:
                 explanation=ctx.output.error.message[:500],
                 breakdown={"guideline_cited": False, "error": ctx.output.error.kind},
             )
-        where, rows = self._rows(ctx)
+        where, rows, left_out = self._rows(ctx)
         wanted = self.options.source_type
         cited = len(rows) >= self.options.min_rows
+        dropped = len(left_out.get("uncited", ())) + len(left_out.get("irrelevant", ()))
+        note = f"; {dropped} not counted (uncited or not relevant to the action)" if dropped else ""
         return Score(
             value=1.0 if cited else 0.0,
             label="cited" if cited else "too_few_guidelines",
-            explanation=f"{len(rows)} {wanted} rows in {where} (need {self.options.min_rows})",
+            explanation=f"{len(rows)} relevant {wanted} rows in {where} (need {self.options.min_rows}){note}",
             breakdown={
                 "guideline_cited": cited,
                 "n_guideline": len(rows),
                 "from": where,
                 "ids": sorted(rows),
+                **left_out,
             },
         )
 

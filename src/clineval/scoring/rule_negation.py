@@ -219,6 +219,7 @@ def affirmed_parts(clause: str) -> tuple[str, ...]:
     return tuple(p for p in pieces if _has_content(p))
 
 
+@lru_cache(maxsize=1 << 14)
 def carries_cue(term: str) -> bool:
     """Does a synonym itself name a negated state ("PCI not available")? Then it is read in the whole
     clause, not in the affirmed parts."""

@@ -10,8 +10,13 @@ an empty recommendation (so the schema check fails and a red-flag case is not es
 
 Metrics: ``<name>_pass_rate = #pass / #(pass + fail)`` with its 95% Wilson interval (``_ci``); the
 escalation scorer adds ``guardrail_recall`` = red-flag cases escalated correctly / red-flag cases (the
-same ratio over the cases where the check applies) and ``red_flag_cases``; the latency scorer adds
-``latency_p50_<stage>`` / ``latency_p95_<stage>`` (and ``_total``) over all cases with timings.
+same ratio over the cases where the check applies), ``red_flag_cases`` and, over every case,
+``escalation_balanced_accuracy`` (recall and specificity averaged: ``clineval.scoring.escalation_balance``;
+the two recall figures are tracked, this one gates); the latency scorer adds
+``latency_p50_<stage>`` / ``latency_p95_<stage>`` (and ``_total``) over all cases with timings; the
+contraindications scorer adds ``contraindications_specific_rate`` (each medication checked against a fact
+of this patient: ``clineval.scoring.contraindication_specificity``; it gates, the presence check's pass
+rate is tracked).
 """
 
 from __future__ import annotations
@@ -29,6 +34,9 @@ from clineval.guard import GuardConfig, parse
 from clineval.guard.checks import CHECKS, escalation_text, schema_check
 from clineval.guard.config import TOTAL, CheckResult
 from clineval.metrics.basic import Accuracy
+from clineval.metrics.breakdown import BreakdownRate
+from clineval.scoring.contraindication_specificity import specificity
+from clineval.scoring.escalation_balance import BalancedEscalation, escalation_needed, with_balance
 from clineval.text.matching import fuzzy_match
 
 
@@ -122,6 +130,7 @@ class EscalationScorer(GuardCheckScorer):
             *self.metrics,
             Accuracy(name="guardrail_recall", confidence=confidence),
             _Count("red_flag_cases"),
+            BalancedEscalation(confidence),
         )
 
     def result(self, ctx: ScoringContext) -> CheckResult:
@@ -148,15 +157,41 @@ class EscalationScorer(GuardCheckScorer):
         )
 
     def __call__(self, ctx: ScoringContext) -> Score:
+        """The check's score (NaN on a case without red flags, as the runtime guard), with the facts of
+        ``escalation_balanced_accuracy`` (``clineval.scoring.escalation_balance``) on every case."""
+        patient, reference = _patient(ctx), ctx.case.reference.data
+        applies = bool(self.config.red_flags.detect(patient)) or (
+            self.use_reference and reference.get("expected_escalation") is True
+        )
+        needed = escalation_needed(applies, patient, reference)
+        failed = ctx.output.error is not None
+        if failed and not applies:
+            score = Score(value=math.nan, label="not_applicable", breakdown={"passed": None, "reasons": []})
+            return with_balance(score, needed, False, failed)
+        rec, _ = (None, []) if failed else _recommendation(ctx)
+        text = escalation_text(rec) if rec is not None else ""
+        escalated = bool(text and self.config.red_flags.escalation_terms_named(text))
+        return with_balance(super().__call__(ctx), needed, escalated, failed)
+
+
+class ContraindicationsScorer(GuardCheckScorer):
+    """The presence check (``contraindications_pass_rate``, tracked: the runtime guard's) and whether each
+    medication was checked against a fact of this patient (``contraindications_specific_rate``, gates:
+    ``clineval.scoring.contraindication_specificity``)."""
+
+    def __init__(self, config: GuardConfig, *, confidence: float = 0.95) -> None:
+        super().__init__("contraindications", config, confidence=confidence)
+        rate = BreakdownRate("specific", name="contraindications_specific_rate", confidence=confidence)
+        self.metrics = (*self.metrics, rate)
+
+    def __call__(self, ctx: ScoringContext) -> Score:
+        score = super().__call__(ctx)
         if ctx.output.error is not None:
-            applies = self.config.red_flags.detect(_patient(ctx)) or (
-                self.use_reference and ctx.case.reference.data.get("expected_escalation") is True
-            )
-            if not applies:
-                return Score(
-                    value=math.nan, label="not_applicable", breakdown={"passed": None, "reasons": []}
-                )
-        return super().__call__(ctx)
+            facts: dict[str, Any] = {"specific": False, "unchecked": [], "facts": []}
+        else:
+            rec, _ = _recommendation(ctx)
+            facts = specificity(rec or StructuredOutput(), _patient(ctx), self.config.drugs)
+        return score.model_copy(update={"breakdown": {**score.breakdown, **facts}})
 
 
 class _Count:
@@ -225,9 +260,9 @@ def make_scope_scorer(options: Mapping[str, Any]) -> GuardCheckScorer:
     return GuardCheckScorer("scope", GuardConfig.load(scope_path=opts.scope_file), confidence=opts.confidence)
 
 
-def make_contraindications_scorer(options: Mapping[str, Any]) -> GuardCheckScorer:
+def make_contraindications_scorer(options: Mapping[str, Any]) -> ContraindicationsScorer:
     opts = _Options.model_validate(dict(options))
-    return GuardCheckScorer("contraindications", GuardConfig(), confidence=opts.confidence)
+    return ContraindicationsScorer(GuardConfig(), confidence=opts.confidence)
 
 
 def make_escalation_scorer(options: Mapping[str, Any]) -> EscalationScorer:
@@ -241,4 +276,11 @@ def make_latency_scorer(options: Mapping[str, Any]) -> LatencyScorer:
     return LatencyScorer(GuardConfig(latency_budget_s=dict(opts.budget_s)), confidence=opts.confidence)
 
 
-__all__ = ["TOTAL", "EscalationScorer", "GuardCheckScorer", "LatencyPercentiles", "LatencyScorer"]
+__all__ = [
+    "TOTAL",
+    "ContraindicationsScorer",
+    "EscalationScorer",
+    "GuardCheckScorer",
+    "LatencyPercentiles",
+    "LatencyScorer",
+]
