@@ -256,7 +256,8 @@ def test_packaged_categories() -> None:
         CombinedSpec(weights={"safety": -1.0})
     packaged = load_category_map()
     assert packaged.categories["accuracy"] == "diagnostics"
-    assert packaged.categories["guardrail_recall"] == "safety"
+    assert packaged.categories["contraindications_specific_rate"] == "safety"
+    assert "guardrail_recall" not in packaged.categories  # 1.0 for a system that escalates everyone
     assert "summarization" not in set(packaged.categories.values()) and "rouge_l" not in packaged.categories
     assert "process" not in set(packaged.categories.values()) and "tempo_mean" in packaged.refused
     assert load_categories() == dict(packaged.categories)
@@ -267,6 +268,15 @@ def test_every_packaged_mapping_names_a_metric_a_builtin_scorer_emits() -> None:
 
     emitted = {k for keys in KEYS.values() for k in keys}
     assert sorted(set(load_category_map().categories) - emitted) == []
+
+
+def test_only_gating_metrics_enter_the_packaged_combined_score() -> None:
+    """A tracked metric is one a degenerate stand-in can raise (docs/audit.md) or a component of one that
+    gates: weighting it into the headline would let the headline be raised the same way."""
+    from clineval.analysis.gate_roles import rule_for
+
+    tracked = {k: rule_for(k).why for k in load_category_map().categories if rule_for(k).role != "gate"}
+    assert tracked == {}
 
 
 def _mcq_suite(tmp_path: Path, combined: str) -> Path:
