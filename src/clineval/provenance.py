@@ -44,10 +44,7 @@ def file_sha256(path: Path) -> str:
 
 
 def _packaged_rules_sha256() -> str:
-    ref = resources.files("clineval.text").joinpath("data", "question_type_rules.yaml")
-    if isinstance(ref, Path):
-        return file_sha256(ref)
-    return hashlib.sha256(ref.read_bytes()).hexdigest()  # a zipped install: no mtime to key a cache on
+    return _packaged_sha256("clineval.text", "data/question_type_rules.yaml")
 
 
 def uses_question_rules(spec: SuiteSpec) -> bool:
@@ -57,12 +54,32 @@ def uses_question_rules(spec: SuiteSpec) -> bool:
     return not _USES_QUESTION_RULES.isdisjoint(parts)
 
 
+# Scorer type -> the packaged data files its decisions read beyond its options (package, path in it).
+_SCORER_DATA: dict[str, tuple[tuple[str, str], ...]] = {
+    "ddx": (
+        ("clineval.scoring", "data/tm_sm_actions.yaml"),  # TM-SM: action -> condition/finding map
+        ("clineval.text", "data/finding_names.tsv"),  # symptoms never resolved to a disease concept
+    ),
+}
+
+
+def _packaged_sha256(package: str, path: str) -> str:
+    ref = resources.files(package).joinpath(*path.split("/"))
+    if isinstance(ref, Path):
+        return file_sha256(ref)
+    return hashlib.sha256(ref.read_bytes()).hexdigest()  # a zipped install: no mtime to key a cache on
+
+
 def vocabularies(spec: SuiteSpec | None = None) -> dict[str, str]:
     """Hashes of the packaged data that matching and classification depend on (for ``spec``: only what
     its tasks use; ``None``: all of it)."""
     found = {"abbreviations": f"v{ABBREVIATIONS_VERSION}:{ABBREVIATIONS_SHA256}"}
     if spec is None or uses_question_rules(spec):
         found["question_type_rules"] = _packaged_rules_sha256()
+    used = {s.type for t in spec.tasks for s in t.scorers} if spec is not None else set(_SCORER_DATA)
+    for scorer in sorted(used & set(_SCORER_DATA)):
+        for package, path in _SCORER_DATA[scorer]:
+            found[path.rsplit("/", 1)[-1]] = _packaged_sha256(package, path)
     return found
 
 
