@@ -4,7 +4,9 @@ One JSON object per line: ``prompt_id``, ``prompt`` (the conversation: a list of
 ending with the user turn the system must answer), ``rubrics`` (``{criterion, points, tags}``; points may
 be negative), ``example_tags`` (``theme:...``, ``physician_agreed_category:...``), ``ideal_completions_data``
 (ignored) and ``canary``. Case id = ``prompt_id``. ``input.data["conversation"]`` holds the conversation
-and ``input.question`` the same as text (``role: content`` turns), so text prompt templates work;
+with ``input.data["send_conversation"] = True``: chat systems send it as messages with their roles, as
+openai/simple-evals does (``clineval.systems.prompts``); ``input.question`` holds the same as text
+(``role: content`` turns), for text templates, the audit and the judge;
 ``reference.data`` = ``{rubric: [...], example_tags: [...]}`` (read by the ``rubric`` scorer); metadata:
 ``theme``, ``physician_agreed_category`` (from the example tags) and ``n_turns``, to stratify by.
 """
@@ -75,7 +77,7 @@ def load_healthbench(options: Mapping[str, Any], base_dir: Path) -> LoadedDatase
         text = "\n\n".join(f"{t['role']}: {t['content']}" for t in conversation)
         return Case(
             id=case_id,
-            input=CaseInput(question=text, data={"conversation": conversation}),
+            input=CaseInput(question=text, data={"conversation": conversation, "send_conversation": True}),
             reference=Reference(data={"rubric": rubric, "example_tags": list(tags)}),
             metadata=metadata,
         )

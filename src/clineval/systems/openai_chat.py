@@ -40,6 +40,9 @@ class OpenAIOptions(BaseModel):
     # "text": the reply is text (MCQ, free text); "structured" / "cds_report": the reply is a JSON object
     # (a differential, a CDS recommendation) read like the http system's; an unparseable reply stays text
     output: Literal["text", "structured", "cds_report"] = "text"
+    # a case with a conversation to send (HealthBench): "messages" sends it as chat messages with their roles,
+    # as openai/simple-evals does; "text" renders the template around its flattened text (before issue 23)
+    conversation: Literal["messages", "text"] = "messages"
 
 
 def _usage(value: Any) -> Usage | None:
@@ -89,7 +92,11 @@ class OpenAIChatSystem:
         await self._client.close()
 
     def messages(self, case: Case) -> list[Message]:
-        return self.prompt.render(case, system_prompt=self.options.system_prompt)
+        return self.prompt.render(
+            case,
+            system_prompt=self.options.system_prompt,
+            conversation=self.options.conversation == "messages",
+        )
 
     def _body(self, messages: list[Message]) -> dict[str, Any]:
         return {"model": self.options.model, "messages": messages, **self._sampling}

@@ -5,6 +5,12 @@ template defines ``{% block system %}`` (optional) and ``{% block user %}`` (or 
 sha256 of the template source is recorded as the system's ``content_hash``: changing a prompt changes the
 run's spec, so results from two prompt versions are never confused. Released templates are never edited;
 a change gets a new name (``mcq_cot_v2``).
+
+A case whose dataset gives it a conversation to send (``input.data["conversation"]``, a list of
+``{role, content}``, with ``input.data["send_conversation"]`` true: HealthBench) is sent as that
+conversation, its roles and contents unchanged, as openai/simple-evals' ``healthbench_eval.py`` sends
+``row["prompt"]``; the template contributes only its system message (its ``system`` block or the
+system's ``system_prompt``), put first as simple-evals' sampler puts its ``system_message``.
 """
 
 from __future__ import annotations
@@ -42,8 +48,26 @@ class PromptTemplate:
     def __post_init__(self) -> None:
         object.__setattr__(self, "_globals", dict(self.template.globals))
 
-    def render(self, case: Case, *, system_prompt: str | None = None) -> list[Message]:
-        """Chat messages for one case; ``system_prompt`` replaces the template's system block."""
+    def render(
+        self, case: Case, *, system_prompt: str | None = None, conversation: bool = True
+    ) -> list[Message]:
+        """Chat messages for one case; ``system_prompt`` replaces the template's system block. A case with
+        a conversation to send is sent as it (see the module docstring) unless ``conversation`` is False:
+        then the template renders its flattened text (``question``) like any other case."""
+        turns = conversation_messages(case) if conversation else None
+        ctx = self._context(case)
+        blocks = self.template.blocks
+        if system_prompt is None and "system" in blocks:
+            system_prompt = "".join(blocks["system"](ctx)).strip()
+        messages: list[Message] = [{"role": "system", "content": system_prompt}] if system_prompt else []
+        if turns is not None:
+            return messages + turns
+        user_block = blocks.get("user")
+        user = "".join(user_block(ctx) if user_block else self.template.root_render_func(ctx)).strip()
+        messages.append({"role": "user", "content": user})
+        return messages
+
+    def _context(self, case: Case) -> jinja2.runtime.Context:
         inp = case.input
         variables = {
             "case": case,
@@ -56,17 +80,23 @@ class PromptTemplate:
             "metadata": case.metadata,
         }
         template = self.template  # the context ``template.new_context(variables)`` makes, built cheaper
-        ctx = jinja2.runtime.new_context(
+        return jinja2.runtime.new_context(
             template.environment, template.name, template.blocks, variables, False, self._globals
         )
-        blocks = self.template.blocks
-        user_block = blocks.get("user")
-        user = "".join(user_block(ctx) if user_block else self.template.root_render_func(ctx)).strip()
-        if system_prompt is None and "system" in blocks:
-            system_prompt = "".join(blocks["system"](ctx)).strip()
-        messages: list[Message] = [{"role": "system", "content": system_prompt}] if system_prompt else []
-        messages.append({"role": "user", "content": user})
-        return messages
+
+
+def conversation_messages(case: Case) -> list[Message] | None:
+    """The conversation a case is to be sent as (roles and contents unchanged), or None if it has none."""
+    data = case.input.data
+    turns = data.get("conversation")
+    if data.get("send_conversation") is not True or not isinstance(turns, list) or not turns:
+        return None
+    messages: list[Message] = []
+    for turn in turns:
+        if not isinstance(turn, dict) or not isinstance(turn.get("content"), str):
+            raise DataFileError(f"case {case.id}: a conversation turn should be {{role, content: text}}")
+        messages.append({"role": str(turn.get("role")), "content": turn["content"]})
+    return messages
 
 
 def _compile(name: str, source: str, path: str) -> PromptTemplate:
