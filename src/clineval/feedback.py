@@ -52,6 +52,6 @@ def feedback_from_results(run_id: str, results: list[CaseResult], *, failing_onl
 
 def feedback(store_url: str, run_id: str, *, failing_only: bool = True) -> Feedback:
     """The tuning-visible feedback of a stored run."""
-    with ResultStore(store_url, must_exist=True) as store:
+    with ResultStore(store_url, read_only=True) as store:
         full_id = store.resolve_run_id(run_id)
         return feedback_from_results(full_id, store.load_results(full_id), failing_only=failing_only)

@@ -101,7 +101,7 @@ def compare_runs(store_url: str, run_a: str, run_b: str, *, intersection: bool =
 
 
 def _compare_runs(store_url: str, run_a: str, run_b: str, intersection: bool) -> RunComparison:
-    store = ResultStore(store_url, must_exist=True)
+    store = ResultStore(store_url, read_only=True)
     try:
         a, b = (open_run(store, store.get_run(r).run_id) for r in (run_a, run_b))
         tasks = []
@@ -184,7 +184,7 @@ GATE_MARGIN: float = _stat.MARGIN
 
 def list_baselines(store_url: str, tenant: str | None = None) -> list[Baseline]:
     """The latest version of each baseline (of ``tenant``, or of every tenant)."""
-    store = ResultStore(store_url, must_exist=True)
+    store = ResultStore(store_url, read_only=True)
     try:
         return BaselineStore(store.engine).latest(tenant)
     finally:
@@ -195,7 +195,7 @@ def show_baseline(
     store_url: str, name: str, tenant: str = DEFAULT_TENANT, version: int | None = None
 ) -> Baseline:
     """One version of a baseline (default: the latest)."""
-    store = ResultStore(store_url, must_exist=True)
+    store = ResultStore(store_url, read_only=True)
     try:
         return BaselineStore(store.engine).get(name, tenant, version)
     finally:
@@ -204,7 +204,7 @@ def show_baseline(
 
 def baseline_history(store_url: str, name: str, tenant: str = DEFAULT_TENANT) -> list[Baseline]:
     """Every promoted version of a baseline, oldest first."""
-    store = ResultStore(store_url, must_exist=True)
+    store = ResultStore(store_url, read_only=True)
     try:
         return BaselineStore(store.engine).history(name, tenant)
     finally:
@@ -348,7 +348,7 @@ def _refuse_empty(result: GateResult, choice: RoleChoice) -> None:
 
 def gate_decisions(store_url: str, run_id: str) -> list[GateDecision]:
     """The gate decisions stored for a run (id or unique prefix), oldest first, as the reports show them."""
-    store = ResultStore(store_url, must_exist=True)
+    store = ResultStore(store_url, read_only=True)
     try:
         records = BaselineStore(store.engine).gate_history(store.resolve_run_id(run_id))
     finally:

@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 
 from clineval.cli.common import DEFAULT_STORE, StoreOpt, console, user_errors
+from clineval.cli.store_folder import CreateStoreOpt, check_store_folder
 
 import_app = typer.Typer(no_args_is_help=True, help="Import other tools' eval logs as stored clineval runs.")
 
@@ -33,6 +34,7 @@ def import_inspect(
     work_dir: Annotated[
         Path, typer.Option("--work-dir", help="Where the logs' cases and predictions are written.")
     ] = Path(".clineval/imports/inspect"),
+    create_store: CreateStoreOpt = False,
 ) -> None:
     """Store inspect eval logs as one clineval run (one task per log), scored by clineval's scorers.
 
@@ -42,6 +44,7 @@ def import_inspect(
     from clineval.integrations.inspect import ImportRequest, import_logs, require_inspect
 
     require_inspect()
+    check_store_folder(store, create_store)
     run = import_logs(
         ImportRequest(
             logs=logs,

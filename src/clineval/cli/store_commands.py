@@ -13,6 +13,7 @@ import typer
 from rich.text import Text
 
 from clineval.cli.common import DEFAULT_STORE, StoreOpt, console, user_errors
+from clineval.cli.store_folder import CreateStoreOpt, check_store_folder
 from clineval.core.errors import UserInputError
 from clineval.report.layout import Col, print_records
 
@@ -24,11 +25,12 @@ db_app = typer.Typer(no_args_is_help=True, help="The store's schema: upgrade it,
 
 @db_app.command("upgrade")
 @user_errors
-def db_upgrade(store: StoreOpt = DEFAULT_STORE) -> None:
+def db_upgrade(store: StoreOpt = DEFAULT_STORE, create_store: CreateStoreOpt = False) -> None:
     """Create or migrate the store's tables to the newest schema (also done whenever a store is opened)."""
     from clineval.store import ResultStore
     from clineval.store.migrations import HEAD
 
+    check_store_folder(store, create_store)
     with ResultStore(store) as opened:
         console.print(f"{opened.display_url}: schema at revision {HEAD} (head)", highlight=False)
 
@@ -41,7 +43,7 @@ def db_current(store: StoreOpt = DEFAULT_STORE) -> None:
     from clineval.store.migrate import current_revision
     from clineval.store.migrations import HEAD
 
-    with ResultStore(store, must_exist=True) as opened, opened.engine.connect() as conn:
+    with ResultStore(store, read_only=True) as opened, opened.engine.connect() as conn:
         console.print(f"{current_revision(conn)} (head {HEAD})", highlight=False)
 
 
@@ -69,35 +71,39 @@ def results(
     run: Annotated[str | None, typer.Option(help="Only this run id (or unique prefix).")] = None,
     condition: Annotated[str | None, typer.Option(help="Only this condition.")] = None,
     since: Annotated[str | None, typer.Option(help="Only rows at or after this ISO date/time.")] = None,
-    limit: Annotated[int, typer.Option(min=1, help="At most this many rows (oldest first).")] = 200,
+    limit: Annotated[int, typer.Option(min=1, help="At most this many rows (the newest).")] = 200,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
 ) -> None:
-    """List stored metric rows (eval_results): trends per tenant, run type, metric and condition."""
+    """List stored metric rows (eval_results), newest first: trends per tenant, run type, metric and
+    condition. The title says how many of the matching rows are shown."""
     from clineval.store import ResultStore
+    from clineval.store.eval_results import RowFilters
 
-    with ResultStore(store, must_exist=True) as opened:
+    with ResultStore(store, read_only=True) as opened:
         run_id = opened.resolve_run_id(run) if run is not None else None
-        rows = opened.eval_results.query(
-            tenant_id=tenant,
-            run_id=run_id,
-            run_type=run_type,
-            metric_name=metric,
-            condition=condition,
-            since=_since(since),
-            limit=limit,
-        )
+        filters: RowFilters = {
+            "tenant_id": tenant,
+            "run_id": run_id,
+            "run_type": run_type,
+            "metric_name": metric,
+            "condition": condition,
+            "since": _since(since),
+        }
+        rows = opened.eval_results.query(**filters, limit=limit, newest_first=True)
+        total = len(rows) if len(rows) < limit else opened.eval_results.count(**filters)
     if as_json:
         for row in rows:
             typer.echo(_json_row(row))
         return
-    _print_rows(rows)
+    _print_rows(rows, total)
 
 
 _VERDICT = {None: Text(""), True: Text("pass", style="green"), False: Text("FAIL", style="bold red")}
 
 
-def _print_rows(rows: list[EvalMetric]) -> None:
-    """A table, or one block per row on a narrow console; task, metric and condition are never cut."""
+def _print_rows(rows: list[EvalMetric], total: int) -> None:
+    """A table, or one block per row on a narrow console; task, metric and condition are never cut. The
+    title says how many of the ``total`` matching rows are shown (``200 of 831 rows``)."""
     cols = [
         Col("time", justify="left"),
         Col("run", justify="left"),
@@ -128,8 +134,14 @@ def _print_rows(rows: list[EvalMetric]) -> None:
             ]
             for row in rows
         ],
-        title=Text(f"eval_results ({len(rows)} rows)"),
+        title=Text(_title(len(rows), total)),
     )
+
+
+def _title(shown: int, total: int) -> str:
+    if shown == total:
+        return f"eval_results: {total} row{'' if total == 1 else 's'}, newest first"
+    return f"eval_results: {shown} of {total} rows, newest first (--limit N for more)"
 
 
 results_command = user_errors(results)

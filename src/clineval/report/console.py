@@ -6,15 +6,13 @@ never interpreted as console markup.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from rich.console import Console
 from rich.text import Text
 
 from clineval.core import RunInfo, RunResult
 from clineval.report.context import EMPTY, ReportContext
 from clineval.report.formatting import MISSING, union_in_order
-from clineval.report.layout import Col, fitted_table, print_block, print_pairs, print_records
+from clineval.report.layout import Col, fitted_table, print_block, print_pairs
 from clineval.report.view import ReportView, StratumTable, TaskView, build_view
 
 _STATUS_STYLE = {
@@ -177,30 +175,3 @@ def _print_stratum(task_id: str, stratum: StratumTable, console: Console) -> Non
         label = Text.assemble((row.value, "bold"), (f"  (n {row.n})", "dim"))
         print_block(console, label, list(zip(stratum.metrics, map(Text, row.cells), strict=True)), indent=2)
     console.print()
-
-
-def print_runs_table(runs: Iterable[tuple[RunInfo, int, int]], console: Console) -> None:
-    """``clineval runs``: rows of (run info, cases stored, of which failed), as the store lists them.
-
-    The run id is what users copy: it is a label, never cut; only the suite name may be."""
-    narrow = console.width < 100  # a shorter date keeps the table on 80 columns
-    cols = [
-        Col("run id", label=True),
-        Col("status", justify="left"),
-        Col("created", justify="left"),
-        Col("cases"),
-        Col("failed"),
-        Col("suite", shrink=True, justify="left"),
-    ]
-    rows = [
-        [
-            Text(info.run_id),
-            Text(info.status, style=_STATUS_STYLE.get(info.status, "")),
-            Text(_when(info, narrow=narrow)),
-            Text(str(n_cases)),
-            Text(str(n_failed), style="red" if n_failed else ""),
-            Text(info.suite.name),
-        ]
-        for info, n_cases, n_failed in runs
-    ]
-    print_records(console, cols, rows, title=Text("runs (times in UTC)"))

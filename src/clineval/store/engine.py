@@ -1,10 +1,13 @@
-"""Engine construction: SQLite parent directories, pragmas, the NaN-safe JSON codec, pool choice."""
+"""Engine construction: SQLite parent directories, pragmas, the NaN-safe JSON codec, pool choice, and the
+strictly read-only opening of a store on read-only media."""
 
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
@@ -59,6 +62,38 @@ def sqlite_path(url: str | URL) -> Path | None:
     return _sqlite_file(parsed) if parsed.get_backend_name() == "sqlite" else None
 
 
+def writable_folder(path: Path) -> bool:
+    """Whether files can be created beside ``path``: False on read-only media (``access`` says EROFS even
+    to root) and in a folder the user may not write."""
+    return os.access(path.expanduser().absolute().parent, os.W_OK)
+
+
+def read_only_url(path: Path) -> URL:
+    """A URL that opens the SQLite file ``path`` strictly read-only, creating no file beside it (read-only
+    media refuse one): ``immutable=1``, or ``mode=ro`` when a write-ahead log lies beside the file (its
+    committed pages are part of the database; ``immutable`` would skip them)."""
+    file = path.expanduser().absolute()
+    wal = file.with_name(file.name + "-wal")
+    mode = "mode=ro" if wal.is_file() and wal.stat().st_size > 0 else "immutable=1"
+    return make_url(f"sqlite:///file:{quote(str(file), safe='/')}?{mode}&uri=true")
+
+
+def read_only_path(url: str | URL) -> Path | None:
+    """The SQLite file of ``url`` when it must be read through :func:`read_only_url` (its folder cannot
+    be written), else None."""
+    path = sqlite_path(url)
+    return path if path is not None and path.expanduser().exists() and not writable_folder(path) else None
+
+
+def _set_read_only_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS:d}")
+        cursor.execute("PRAGMA foreign_keys=ON")
+    finally:
+        cursor.close()
+
+
 def _set_sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
     try:
@@ -83,18 +118,25 @@ def _quiet_psycopg() -> None:
         psycopg_log.addFilter(_not_pipeline_noise)
 
 
-def make_engine(url: str | URL) -> Engine:
+def make_engine(url: str | URL, *, read_only: bool = False) -> Engine:
     """An engine for ``url``. SQLite files get their parent directory created and WAL mode.
 
+    ``read_only``: for a store that is only read. A SQLite file in a folder that cannot be written (read-only
+    media) is then opened strictly read-only (:func:`read_only_url`: no WAL switch, no file created).
     An in-memory SQLite database (``sqlite://``) is shared by all threads through one connection, so
     the writer thread sees the same database as the caller (meant for tests).
     """
     parsed = make_url(url)
     kwargs: dict[str, Any] = {"json_serializer": dumps, "json_deserializer": loads}
     is_sqlite = parsed.get_backend_name() == "sqlite"
+    frozen = read_only_path(parsed) if read_only else None
+    if frozen is not None:
+        engine = create_engine(read_only_url(frozen), **kwargs)
+        event.listen(engine, "connect", _set_read_only_pragmas)
+        return engine
     if is_sqlite:
         path = _sqlite_file(parsed)
-        if path is not None:
+        if path is not None and not read_only:
             path.expanduser().parent.mkdir(parents=True, exist_ok=True)
         if _sqlite_in_memory(parsed):
             kwargs.update(poolclass=StaticPool, connect_args={"check_same_thread": False})

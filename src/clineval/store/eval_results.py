@@ -8,9 +8,9 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
-from sqlalchemy import Connection, Engine, Row, delete, insert, select
+from sqlalchemy import ColumnElement, Connection, Engine, Row, delete, func, insert, select
 
 from clineval.core import EvalMetric
 from clineval.core.errors import UserInputError
@@ -18,6 +18,17 @@ from clineval.core.eval_metric import RUN_TYPES
 from clineval.store.tables import eval_results, utc
 
 INSERT_BATCH = 5_000
+
+
+class RowFilters(TypedDict, total=False):
+    """The filters :meth:`EvalResultStore.query` and :meth:`EvalResultStore.count` take."""
+
+    tenant_id: str | None
+    run_id: str | None
+    run_type: str | None
+    metric_name: str | None
+    condition: str | None
+    since: datetime | None
 
 
 def _values(row: EvalMetric) -> dict[str, Any]:
@@ -99,25 +110,55 @@ class EvalResultStore:
         condition: str | None = None,
         since: datetime | None = None,
         limit: int | None = None,
+        newest_first: bool = False,
     ) -> list[EvalMetric]:
-        """Stored rows matching every given filter, oldest first."""
-        if run_type is not None and run_type not in RUN_TYPES:
-            raise UserInputError(f"unknown run type {run_type!r}", hint=f"use one of: {', '.join(RUN_TYPES)}")
-        query = select(eval_results)
-        filters = {
-            "tenant_id": tenant_id,
-            "run_id": run_id,
-            "run_type": run_type,
-            "metric_name": metric_name,
-            "condition": condition,
-        }
-        for column, value in filters.items():
-            if value is not None:
-                query = query.where(eval_results.c[column] == value)
-        if since is not None:
-            query = query.where(eval_results.c.timestamp >= since)
-        query = query.order_by(eval_results.c.timestamp, eval_results.c.id)
+        """Stored rows matching every given filter, oldest first (``newest_first``: the newest ``limit``
+        rows, newest first)."""
+        conditions = _conditions(tenant_id, run_id, run_type, metric_name, condition, since)
+        order = (eval_results.c.timestamp, eval_results.c.id)
+        query = select(eval_results).where(*conditions)
+        query = query.order_by(*(c.desc() for c in order)) if newest_first else query.order_by(*order)
         if limit is not None:
             query = query.limit(limit)
         with self.engine.connect() as conn:
             return [_metric(row) for row in conn.execute(query)]
+
+    def count(
+        self,
+        *,
+        tenant_id: str | None = None,
+        run_id: str | None = None,
+        run_type: str | None = None,
+        metric_name: str | None = None,
+        condition: str | None = None,
+        since: datetime | None = None,
+    ) -> int:
+        """How many stored rows match every given filter (``query``'s, without its limit)."""
+        conditions = _conditions(tenant_id, run_id, run_type, metric_name, condition, since)
+        with self.engine.connect() as conn:
+            return int(
+                conn.execute(select(func.count()).select_from(eval_results).where(*conditions)).scalar_one()
+            )
+
+
+def _conditions(
+    tenant_id: str | None,
+    run_id: str | None,
+    run_type: str | None,
+    metric_name: str | None,
+    condition: str | None,
+    since: datetime | None,
+) -> list[ColumnElement[bool]]:
+    if run_type is not None and run_type not in RUN_TYPES:
+        raise UserInputError(f"unknown run type {run_type!r}", hint=f"use one of: {', '.join(RUN_TYPES)}")
+    filters = {
+        "tenant_id": tenant_id,
+        "run_id": run_id,
+        "run_type": run_type,
+        "metric_name": metric_name,
+        "condition": condition,
+    }
+    found = [eval_results.c[column] == value for column, value in filters.items() if value is not None]
+    if since is not None:
+        found.append(eval_results.c.timestamp >= since)
+    return found

@@ -6,9 +6,10 @@ import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
-from sqlalchemy import Row, insert, select, update
+from sqlalchemy import Engine, Row, insert, select, update
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError, NoSuchModuleError
 
@@ -24,11 +25,19 @@ from clineval.core import (
     UserInputError,
 )
 from clineval.store.case_reads import CaseResultReads
-from clineval.store.engine import DRIVER_PACKAGES, display_url, make_engine, sqlite_path, unsupported_dialect
+from clineval.store.engine import (
+    DRIVER_PACKAGES,
+    display_url,
+    make_engine,
+    read_only_path,
+    sqlite_path,
+    unsupported_dialect,
+)
 from clineval.store.eval_results import EvalResultStore
 from clineval.store.finalizing import finalize_once, finish, finish_values
 from clineval.store.liveness import Owner, current_owner, is_alive, shown_status
-from clineval.store.migrate import upgrade
+from clineval.store.migrate import current_revision, upgrade
+from clineval.store.migrations import HEAD
 from clineval.store.tables import (
     RUN_STATUSES,
     runs,
@@ -71,11 +80,13 @@ def _run_values(info: RunInfo) -> dict[str, Any]:
 
 
 class RunSummary(NamedTuple):
-    """A run and how many case results are stored for it (``clineval runs``)."""
+    """A run, how many case results are stored for it, and its stored scores (``clineval runs``)."""
 
     info: RunInfo
     n_cases: int
     n_failed: int
+    overall: Mapping[str, MetricValue] = {}  # read-only: a NamedTuple's default is shared
+    task_scores: Mapping[str, Mapping[str, MetricValue]] = {}  # task -> its headline scores
 
 
 def _owner(row: Row[Any]) -> Owner:
@@ -101,15 +112,31 @@ def _open_failure(err: BaseException) -> str:
     return " ".join(text[0].split()) if text else type(err).__name__
 
 
+def _check_head(engine: Engine, path: Path) -> None:
+    """A store that cannot be written cannot be migrated either: it must be at the head revision."""
+    with engine.connect() as conn:
+        revision = current_revision(conn)
+    if revision != HEAD:
+        raise UserInputError(
+            f"the store {path} is read-only and at schema revision {revision or 'none'}, older than this "
+            f"clineval's ({HEAD})",
+            hint="copy it to a writable folder and run `clineval db upgrade --store sqlite:///COPY` there",
+        )
+
+
 class ResultStore(CaseResultReads):
     """Persistent runs. Safe to share between threads; every method runs its own short transaction."""
 
-    def __init__(self, url: str = DEFAULT_URL, *, must_exist: bool = False) -> None:
+    def __init__(self, url: str = DEFAULT_URL, *, must_exist: bool = False, read_only: bool = False) -> None:
         """Open (creating and migrating if needed) the store at ``url``.
 
         ``must_exist``: for commands that only read. A SQLite file that does not exist is then an error
         instead of a new empty database, which would hide a mistyped ``--store`` behind "no runs".
+        ``read_only`` (implies ``must_exist``): for commands that never write. A SQLite file whose folder
+        cannot be written (read-only media) is then opened strictly read-only, with no migration and no
+        migration lock: it must be at the schema's head revision already.
         """
+        must_exist = must_exist or read_only
         self.url = url
         try:
             self.display_url = display_url(url)
@@ -129,8 +156,12 @@ class ResultStore(CaseResultReads):
         if must_exist and path is not None and not path.expanduser().exists():
             raise UserInputError(f"no store at {path}", hint="run `clineval run` first or pass --store")
         try:
-            self.engine = make_engine(url)
-            upgrade(self.engine)
+            self.engine = make_engine(url, read_only=read_only)
+            frozen = read_only_path(parsed) if read_only else None
+            if frozen is None:
+                upgrade(self.engine)
+            else:
+                _check_head(self.engine, frozen)
         except ImportError as err:  # a URL naming a driver that is not installed (psycopg)
             module = (err.name or "").split(".")[0]
             install = DRIVER_PACKAGES.get(module, f"install the {module or parsed.drivername} driver")
@@ -244,9 +275,29 @@ class ResultStore(CaseResultReads):
             return [_info(row) for row in conn.execute(query)]
 
     def list_runs_with_counts(self, limit: int = 50) -> list[RunSummary]:
+        """The newest ``limit`` runs, newest first, with their case counts and stored scores."""
         infos = self.list_runs(limit)
         counts = self.case_counts(info.run_id for info in infos)
-        return [RunSummary(info, *counts.get(info.run_id, (0, 0))) for info in infos]
+        scores = self.run_scores([info.run_id for info in infos])
+        return [
+            RunSummary(info, *counts.get(info.run_id, (0, 0)), *scores.get(info.run_id, ({}, {})))
+            for info in infos
+        ]
+
+    def run_scores(
+        self, run_ids: Sequence[str]
+    ) -> dict[str, tuple[dict[str, MetricValue], dict[str, dict[str, MetricValue]]]]:
+        """``run_id -> (overall, task -> scores)`` as each run stored them when it finished (strata left
+        out, nothing validated: a listing reads a few numbers of each run)."""
+        query = select(runs.c.run_id, runs.c.overall, runs.c.aggregates).where(runs.c.run_id.in_(run_ids))
+        with self.engine.connect() as conn:
+            return {
+                row.run_id: (
+                    dict(row.overall or {}),
+                    {task: dict(agg.get("scores") or {}) for task, agg in (row.aggregates or {}).items()},
+                )
+                for row in conn.execute(query)
+            }
 
     def finish_run(
         self,
