@@ -77,12 +77,13 @@ def create_app(store_url: str, *, token: str | None = None, read_only: bool = Fa
 
     Raises ``UserInputError`` (one line for the CLI) when the store is missing or malformed.
     """
-    store = ResultStore(store_url, must_exist=True)
+    store = ResultStore(store_url, read_only=True)  # pages only read; reviews are saved by review_routes
     routes: list[BaseRoute] = [
         Route(PATHS["runs"], pages.runs_page, name="runs"),
         Route(PATHS["run"], pages.run_page, name="run"),
         Route(PATHS["cases"], pages_cases.cases_page, name="cases"),
         Route(PATHS["case"], pages_cases.case_page, name="case"),
+        Route(PATHS["case_output"], pages_cases.case_output_page, name="case_output"),
         Route(PATHS["compare"], pages_compare.compare_page, name="compare"),
         Route(PATHS["leaderboard"], pages_compare.leaderboard_page, name="leaderboard"),
         Route(PATHS["trends"], pages_compare.trends_page, name="trends"),

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import PlainTextResponse, Response
 
 from clineval.core import CaseResult, SuiteSpec
 from clineval.report.cases import classify, excerpt
@@ -107,12 +108,16 @@ async def case_page(request: Request) -> Response:
         raise HTTPException(404, f"no case {case_id!r} of task {task_id!r} in run {run_id}")
     info = store.get_run(run_id)
     inputs = queries_inputs.dataset_inputs(info.suite, task_id)
-    text = render_case.pretty(render_case.output_text(result.output))
+    full = render_case.output_text(result.output)
+    raw, cut = render_case.clipped(full)  # a huge output: its start here, the whole at the raw-text link
+    text = raw if cut else render_case.pretty(raw)
     shown, span_found = render_case.highlighted(text, render_case.answer_span(result))
-    if not span_found and text != render_case.output_text(result.output):
-        shown, span_found = render_case.highlighted(
-            render_case.output_text(result.output), render_case.answer_span(result)
-        )
+    if not span_found and text != raw:
+        shown, span_found = render_case.highlighted(raw, render_case.answer_span(result))
+    structured = result.output.structured if result.output.text else None
+    structured_json, structured_cut = render_case.clipped(
+        "" if structured is None else _json(structured.model_dump(mode="json", exclude_none=True))
+    )
     return page(
         request,
         "case.html.j2",
@@ -126,12 +131,42 @@ async def case_page(request: Request) -> Response:
         case_input=inputs.inputs.get(case_id),
         input_problem=inputs.problem,
         output_html=shown,
+        output_cut=cut,
+        output_chars=(len(raw), len(full)),
+        structured_json=structured_json,
+        structured_cut=structured_cut,
         span_found=span_found,
         scores=render_case.score_views(result),
         metadata=sorted(result.metadata.items()),
         kind=classify(result) or "",
         review_history=_history(request, run_id, task_id, case_id),
     )
+
+
+def _json(data: Any) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False)
+
+
+async def case_output_page(request: Request) -> Response:
+    """The whole output of a case as plain text (what the case page cuts at ``OUTPUT_LIMIT``; ``part=
+    structured``: its structured output as JSON); the viewer's middleware adds its security headers
+    (``nosniff``: never rendered as anything but text)."""
+    run, task_id, case_id = (required(request, name) for name in ("run", "task", "case"))
+    run_id = resolve(request, run)
+    engine = store_of(request).engine
+    result = (
+        queries.one_case(engine, run_id, task_id, case_id)
+        if queries.storable(engine, task_id, case_id)
+        else None
+    )
+    if result is None:
+        raise HTTPException(404, f"no case {case_id!r} of task {task_id!r} in run {run_id}")
+    structured = result.output.structured
+    if request.query_params.get("part") == "structured" and structured is not None:
+        text = _json(structured.model_dump(mode="json", exclude_none=True))
+    else:
+        text = render_case.output_text(result.output)
+    return PlainTextResponse(text, media_type="text/plain; charset=utf-8")
 
 
 def _history(request: Request, run_id: str, task_id: str, case_id: str) -> list[Any]:

@@ -60,6 +60,16 @@ def output_text(output: SystemOutput) -> str:
     return ""
 
 
+OUTPUT_LIMIT = 200_000  # characters of an output a case page shows; the whole text is at its raw link
+
+
+def clipped(text: str, limit: int = OUTPUT_LIMIT) -> tuple[str, bool]:
+    """The first ``limit`` characters of ``text``, and whether it was cut. A 30 MB output rendered in full
+    took Chromium 1 min 45 s; the case page shows this much and links the full text
+    (``/run/case/output``, plain text)."""
+    return (text[:limit], True) if len(text) > limit else (text, False)
+
+
 def pretty(text: str) -> str:
     """Indented JSON when ``text`` is a JSON object or list, else ``text`` unchanged."""
     stripped = text.strip()

@@ -5,6 +5,7 @@ A page is named by a fixed path; what it shows is named by query parameters (``r
     /run?run=R                                  the run page
     /run/cases?run=R[&task=T&label=...]         the cases table
     /run/case?run=R&task=T&case=C               one case
+    /run/case/output?run=R&task=T&case=C        its whole output, as plain text
     /run/case/review?run=R&task=T&case=C        its review panel
     /run/case/adjudicate?run=R&task=T&case=C    POST: record a review of it
     /run/review?run=R[&kind=...]                the review queue
@@ -38,6 +39,7 @@ PATHS = {
     "run": "/run",
     "cases": "/run/cases",
     "case": "/run/case",
+    "case_output": "/run/case/output",
     "case_review": "/run/case/review",
     "adjudicate": "/run/case/adjudicate",
     "queue": "/run/review",
