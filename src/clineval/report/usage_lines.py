@@ -3,6 +3,10 @@
 ``prompt 12,345 · completion 2,345 · 40 of 40 calls reported usage · cost $0.42 (prices.yaml)``; the
 judge's own line starts "judge:". Nothing is computed here beyond formatting (see
 ``clineval.analysis.usage`` for the totals and the cost); a run stored before usage was recorded has none.
+
+A task whose system made no call has no system line: a predictions file (or another replayed system) was
+read, not called, so "0 of 1273 calls reported usage" said nothing true. No call = the run's stored
+timings count no live call for the task, and no reply reported usage or came from the cache.
 """
 
 from __future__ import annotations
@@ -55,11 +59,24 @@ def usage_lines(run: RunResult) -> dict[str, list[str]]:
     if not isinstance(stored, dict) or not isinstance(stored.get("tasks"), dict):
         return {}
     prices_file = stored.get("prices_file") if isinstance(stored.get("prices_file"), str) else None
+    timings = run.info.provenance.get("timings")
     lines: dict[str, list[str]] = {}
     for task_id, entries in stored["tasks"].items():
         if not isinstance(entries, dict) or not isinstance(entries.get("system"), dict):
             continue
-        lines[str(task_id)] = [usage_line(entries["system"], prices_file)]
+        found = []
+        if made_calls(entries["system"], timings.get(task_id) if isinstance(timings, dict) else None):
+            found.append(usage_line(entries["system"], prices_file))
         if isinstance(entries.get("judge"), dict):
-            lines[str(task_id)].append(usage_line(entries["judge"], prices_file, judge=True))
+            found.append(usage_line(entries["judge"], prices_file, judge=True))
+        if found:
+            lines[str(task_id)] = found
     return lines
+
+
+def made_calls(entry: dict[str, Any], timing: Any) -> bool:
+    """Whether a task's system was called (see the module docstring); True when the run stored no
+    timings for it (nothing says it was not)."""
+    if _count(entry, "calls_with_usage") or _count(entry, "cached"):
+        return True
+    return not isinstance(timing, dict) or _count(timing, "calls") > 0
