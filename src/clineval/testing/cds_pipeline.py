@@ -4,8 +4,12 @@
 Reports come from a script (``reports`` by case id) when one is given; otherwise a deterministic
 word-overlap *baseline* builds one: options ranked by how many of their content words occur in the
 vignette, the ranking reused as differential, next steps and workup, plus a one-line reasoning chain.
-The baseline is a stand-in for a real pipeline (it has no medical knowledge), so that examples and tests
-exercise the whole path: HTTP, report parsing, type-aware scoring, the MCQ selection step.
+A case without options (a differential-diagnosis vignette: Open-XDDx, DDXPlus) gets instead the packaged
+disease names (``clineval/text/data/entity_diseases.txt``) ranked the same way, the top ten as its
+differential. The baseline is a stand-in for a real pipeline (it has no medical knowledge: its scores are
+a floor, and the disease list was built from the DDXPlus and Open-XDDx names, so its vocabulary is theirs),
+so that examples and tests exercise the whole path: HTTP, report parsing, type-aware and DDx scoring, the
+MCQ selection step. Before, a DDx case got an empty differential: every DDx score 0 and the run degraded.
 
 ``--list-all`` (``list_all=True``) is the gaming stand-in: every section lists every option (in the same
 word-overlap order), the report a system would return to be "right" wherever the answer is looked for.
@@ -24,6 +28,8 @@ import re
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from functools import cache
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +38,8 @@ from aiohttp import web
 from clineval.testing.openai_server import HOST, serve_until_signal, serving_in_thread
 
 _WORD = re.compile(r"[a-z][a-z0-9-]+")
+DIFFERENTIAL_SIZE = 10
+DISEASE_NAMES = "entity_diseases.txt"  # clineval.text's packaged disease names
 _COMMON = frozenset(
     "the and with for from that this which following most likely patient of in to a an is".split()
 )
@@ -56,6 +64,33 @@ def baseline_report(question: str, options: Mapping[str, str]) -> dict[str, Any]
         "recommended_workup": ranked[1:3],
         "reasoning_chain": [f"The findings are most consistent with {top}."],
         "sources": [{"title": "word-overlap baseline (no medical knowledge)"}],
+        "conflicts": [],
+    }
+
+
+@cache
+def disease_names() -> tuple[tuple[str, frozenset[str]], ...]:
+    """The packaged disease names with their content words (names with none left out)."""
+    text = (
+        resources.files("clineval.text").joinpath("data", "entity_diseases.txt").read_text(encoding="utf-8")
+    )
+    names = (line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#"))
+    return tuple((name, frozenset(words)) for name in names if (words := _words(name)))
+
+
+def vignette_report(vignette: str, size: int = DIFFERENTIAL_SIZE) -> dict[str, Any]:
+    """A differential for a case without options: the ``size`` disease names sharing the most content
+    words with the vignette (then the larger share of the name's own words; ties in list order)."""
+    words = _words(vignette)
+    ranked = sorted(
+        disease_names(), key=lambda item: (-len(item[1] & words), -len(item[1] & words) / len(item[1]))
+    )
+    top = [name for name, _ in ranked[:size]]
+    return {
+        "differential": [{"diagnosis": name} for name in top],
+        "next_steps": top[:2],
+        "reasoning_chain": [f"The findings share the most words with {top[0]}."],
+        "sources": [{"title": "word-overlap baseline over a disease-name list (no medical knowledge)"}],
         "conflicts": [],
     }
 
@@ -95,8 +130,12 @@ class PipelineServer:
         if self.latency_s:
             await asyncio.sleep(self.latency_s)
         report = self.reports.get(case_id)
+        options = case_input.get("options") or {}
+        if report is None and not options:  # a DDx vignette: a differential from the disease names
+            text = " ".join(str(case_input.get(k) or "") for k in ("vignette", "question"))
+            report = vignette_report(text)
         if report is None:
-            report = self.build(str(case_input.get("question") or ""), case_input.get("options") or {})
+            report = self.build(str(case_input.get("question") or ""), options)
         return web.json_response({"id": case_id, "output": report})
 
 
