@@ -113,11 +113,10 @@ class EvalResultStore:
         newest_first: bool = False,
     ) -> list[EvalMetric]:
         """Stored rows matching every given filter, oldest first (``newest_first``: the newest ``limit``
-        rows, newest first)."""
+        rows, newest first; the rows of one finalisation, which share its time, in the order written)."""
         conditions = _conditions(tenant_id, run_id, run_type, metric_name, condition, since)
-        order = (eval_results.c.timestamp, eval_results.c.id)
-        query = select(eval_results).where(*conditions)
-        query = query.order_by(*(c.desc() for c in order)) if newest_first else query.order_by(*order)
+        when = eval_results.c.timestamp.desc() if newest_first else eval_results.c.timestamp
+        query = select(eval_results).where(*conditions).order_by(when, eval_results.c.id)
         if limit is not None:
             query = query.limit(limit)
         with self.engine.connect() as conn:
