@@ -96,11 +96,16 @@ def sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def resume_command(suite_path: Path, run_id: str, store_url: str, default_store: str) -> str:
-    """``clineval run SUITE --resume ID`` (with ``--store`` when it is not the default; password masked)."""
+def resume_command(
+    suite_path: Path, run_id: str, store_url: str, default_store: str, out: Path | None = None
+) -> str:
+    """``clineval run SUITE --resume ID`` (with ``--store`` when it is not the default, password masked;
+    with ``--out`` when the run was to write its reports there: the resumed run writes them, not nothing)."""
     words = ["clineval", "run", shlex.quote(str(suite_path)), "--resume", run_id]
     if store_url != default_store:
         words += ["--store", shlex.quote(_where(store_url))]
+    if out is not None:
+        words += ["--out", shlex.quote(str(out))]
     return " ".join(words)
 
 

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from clineval.cli.common import console, user_errors
+from clineval.cli.store_folder import CreateStoreOpt, check_store_folder
 
 pipeline_app = typer.Typer(no_args_is_help=True, help="Scheduled evaluation pipelines (docs/pipelines.md).")
 
@@ -23,10 +24,17 @@ MlflowOpt = Annotated[
 
 
 def _run(
-    kind: str, config: Path, store: str | None, json_out: Path | None, mlflow: str | None = None
+    kind: str,
+    config: Path,
+    store: str | None,
+    json_out: Path | None,
+    mlflow: str | None = None,
+    create_store: bool = False,
 ) -> None:
     from clineval.pipelines import run_pipeline
 
+    if store is not None:
+        check_store_folder(store, create_store)
     result = run_pipeline(kind, config, store_url=store, mlflow_uri=mlflow)
     console.print(result.summary(), highlight=False, markup=False, soft_wrap=True)
     if json_out is not None:
@@ -41,16 +49,24 @@ def _run(
 @pipeline_app.command("nightly")
 @user_errors
 def nightly(
-    config: ConfigArg, store: StoreOverride = None, json_out: JsonOut = None, mlflow: MlflowOpt = None
+    config: ConfigArg,
+    store: StoreOverride = None,
+    json_out: JsonOut = None,
+    mlflow: MlflowOpt = None,
+    create_store: CreateStoreOpt = False,
 ) -> None:
     """Tier 1 on production recommendations, Tier 2/3 on curated sets; store, check, alert."""
-    _run("nightly", config, store, json_out, mlflow)
+    _run("nightly", config, store, json_out, mlflow, create_store)
 
 
 @pipeline_app.command("weekly")
 @user_errors
 def weekly(
-    config: ConfigArg, store: StoreOverride = None, json_out: JsonOut = None, mlflow: MlflowOpt = None
+    config: ConfigArg,
+    store: StoreOverride = None,
+    json_out: JsonOut = None,
+    mlflow: MlflowOpt = None,
+    create_store: CreateStoreOpt = False,
 ) -> None:
     """Tier 4 (LLM judge) steps: stored and tracked, never gating."""
-    _run("weekly", config, store, json_out, mlflow)
+    _run("weekly", config, store, json_out, mlflow, create_store)
