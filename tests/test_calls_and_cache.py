@@ -215,17 +215,18 @@ def test_second_pass_makes_zero_calls_and_returns_identical_outputs(
     assert '"answer_choice": "C"' in (second[3].text or "")
 
 
-def test_cached_failures_are_reused_unless_retry_failed(start_server: StartServer, tmp_path: Path) -> None:
+def test_failures_are_never_cached_so_the_next_pass_calls_them_again(
+    start_server: StartServer, tmp_path: Path
+) -> None:
+    """Issue 23: a failed call is not cached (no flag needed to call it again); its success then is."""
     srv = start_server(rules(weird=[Reply(status=400), Reply()]))  # a 400 is final: not retried
     with ResponseCache(tmp_path / "cache.sqlite") as cache:
         [first] = run(call_all(openai(srv.base_url), [case("weird question")], cache=cache))
+        assert first.failed and len(cache) == 0 and srv.stats["total"] == 1
         [again] = run(call_all(openai(srv.base_url), [case("weird question")], cache=cache))
-        assert first.failed and again.failed and again.cached and srv.stats["total"] == 1
-        system = openai(srv.base_url)
-        [retried] = run(call_all(system, [case("weird question")], cache=cache, retry_failed=True))
-        assert (retried.failed, retried.cached, srv.stats["total"]) == (False, False, 2)
+        assert (again.failed, again.cached, srv.stats["total"], len(cache)) == (False, False, 2, 1)
         [final] = run(call_all(openai(srv.base_url), [case("weird question")], cache=cache))
-        assert final.cached and final.text == ANSWER_A
+        assert final.cached and final.text == ANSWER_A and srv.stats["total"] == 2
 
 
 def test_api_key_is_sent_but_never_stored(
@@ -269,9 +270,10 @@ def test_cache_file_is_wal_and_replaces_on_put(tmp_path: Path) -> None:
     path = tmp_path / "sub" / "cache.sqlite"
     with ResponseCache(path) as cache:
         cache.put("k", SystemOutput(text="one"))
-        cache.put("k", SystemOutput.failure("http_500", "down", attempts=4))
+        cache.put("k", SystemOutput(text="two"))
+        cache.put("k", SystemOutput.failure("http_500", "down", attempts=4))  # never written
         got = cache.get("k")
-        assert got is not None and got.error is not None and got.error.attempts == 4
+        assert got is not None and (got.text, got.error) == ("two", None)
         assert cache.get("x") is None
         assert len(cache) == 1
     with sqlite3.connect(path) as db:

@@ -98,7 +98,10 @@ def test_model_specs_each_provider_and_overrides() -> None:
         (["eval", "medqa", "--model", "foo/x"], "unknown provider 'foo'"),
         (["eval", "medqa,nope", "--model", "vllm/x"], "known tasks: medqa"),
         (["eval", "healthbench", "--model", "vllm/x"], "--grader"),
-        (["eval", "open_xddx", "--model", "vllm/x", "--data", "/nonexistent"], "not found"),
+        (
+            ["eval", "open_xddx", "--model", "vllm/x", "--data", "/nonexistent"],
+            "--data /nonexistent: folder not found",
+        ),
     ],
 )
 def test_bad_input_is_one_line_exit_2(args: list[str], needle: str) -> None:
@@ -155,16 +158,34 @@ def test_one_command_ddx_and_golden_runs(tmp_path: Path, start_server: StartServ
     assert report["task_scores"]["open_xddx"]["n"] == 4
 
 
-def test_without_local_data_medqa_and_medmcqa_use_their_hugging_face_datasets(tmp_path: Path) -> None:
-    """Issue 15: the catalogue uses HF sources when no local path is given (an unpinned revision: the run
-    records a warning); tasks without a public HF dataset still need their files."""
-    from clineval.catalogue.build import task_mapping
+def test_a_missing_data_file_is_an_error_and_the_hub_is_used_only_when_asked(tmp_path: Path) -> None:
+    """Issue 23 (was issue 15's silent fallback): a data folder without the task's file is an error naming
+    the file and the folder, whether or not the task has a Hub dataset; --data hf asks for the Hub."""
+    from clineval.catalogue.build import data_source, task_mapping
     from clineval.catalogue.entries import get_entries
     from clineval.catalogue.models import parse_model
 
     model = parse_model("vllm/m", None)
-    medqa, medmcqa = (task_mapping(e, model, tmp_path)["dataset"] for e in get_entries("medqa,medmcqa"))
-    assert medqa == {"format": "medqa", "hf": "GBaker/MedQA-USMLE-4-options", "split": "test"}
-    assert medmcqa == {"format": "medmcqa", "hf": "openlifescienceai/medmcqa", "split": "validation"}
-    with pytest.raises(UserInputError, match=r"data file .* not found"):
-        task_mapping(get_entries("open_xddx")[0], model, tmp_path)
+    medqa, medmcqa, open_xddx = get_entries("medqa,medmcqa,open_xddx")
+    with pytest.raises(UserInputError) as err:
+        task_mapping(medqa, model, tmp_path)
+    line = err.value.render()
+    wanted = tmp_path.resolve() / "medqa_usmle_4opt" / "phrases_no_exclude_test.jsonl"
+    assert f"task medqa: data file {wanted} not found (looked in --data {tmp_path})" in line
+    assert "--data hf to load medqa from the Hugging Face Hub" in line
+    hub = data_source("hf")
+    assert task_mapping(medqa, model, hub)["dataset"] == {
+        "format": "medqa",
+        "hf": "GBaker/MedQA-USMLE-4-options",
+        "split": "test",
+    }
+    assert task_mapping(medmcqa, model, hub)["dataset"] == {
+        "format": "medmcqa",
+        "hf": "openlifescienceai/medmcqa",
+        "split": "validation",
+    }
+    with pytest.raises(UserInputError, match=r"task open_xddx has no Hugging Face dataset: --data hf cannot"):
+        task_mapping(open_xddx, model, hub)
+    with pytest.raises(UserInputError, match=r"data file .*open_xddx.jsonl not found") as no_hub:
+        task_mapping(open_xddx, model, tmp_path)
+    assert "Hugging Face" not in no_hub.value.render()

@@ -194,7 +194,7 @@ def test_cli_run_against_a_dead_endpoint_ends_with_circuit_open(tmp_path: Path) 
     suite = write_live_suite(tmp_path, "http://127.0.0.1:9/v1", 40)  # port 9 (discard): refused
     store = f"sqlite:///{tmp_path}/store.db"
     args = ["run", str(suite), "--store", store, "--no-cache", "--out", "out", "--concurrency", "8"]
-    done = clineval(*args, "--max-outage", "0.5", cwd=tmp_path)
+    done = clineval(*args, "--max-outage", "0.5", "--no-preflight", cwd=tmp_path)  # the breaker's test
     assert "Traceback" not in done.stderr
     rows = [json.loads(line) for line in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
     assert len(rows) == 40
@@ -202,6 +202,12 @@ def test_cli_run_against_a_dead_endpoint_ends_with_circuit_open(tmp_path: Path) 
     assert "max outage of 0.5 s; last error: connection" in rows[0]["error"]["message"]
     assert "circuit open: 5/5 recent calls failed (connection)" in done.stderr
     assert "circuit open for good" in done.stderr
+    # every breaker line and the failure name the endpoint (issue 23: they said only "[openai m]")
+    breaker_lines = [line for line in done.stderr.splitlines() if line.startswith("circuit open")]
+    assert breaker_lines and all(
+        line.endswith("[openai scripted-model at http://127.0.0.1:9/v1]") for line in breaker_lines
+    )
+    assert rows[0]["error"]["message"].startswith("the endpoint http://127.0.0.1:9/v1 was down longer")
 
 
 class Unhashable(Flaky):

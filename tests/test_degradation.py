@@ -133,8 +133,10 @@ def test_judge_down_is_degraded_exit_3_and_warned_everywhere(
     tmp_path: Path, recommender: int, closed_port: int
 ) -> None:
     suite = _four_tier_suite(tmp_path, recommender, closed_port)
-    # --max-outage 0: the circuit breaker gives the dead judge up at once (calls then fail as circuit_open)
+    # --max-outage 0: the circuit breaker gives the dead judge up at once (calls then fail as circuit_open);
+    # --no-preflight: the pre-flight would stop the run before it starts (exit 2, tests/test_preflight.py)
     args = ["run", str(suite), "--limit", "10", "--max-retries", "0", "--max-outage", "0", "--no-cache"]
+    args.append("--no-preflight")
     result = clineval(*args, "--store", f"sqlite:///{tmp_path}/s.db", "--out", "o", cwd=tmp_path)
     assert result.returncode == 3, result.stderr
     report = json.loads((tmp_path / "o" / "report.json").read_text())
@@ -203,6 +205,7 @@ def test_unreachable_system_exit_3_with_its_reason(tmp_path: Path, closed_port: 
         "--max-retries",
         "0",
         "--no-cache",
+        "--no-preflight",  # else exit 2 before the first case (tests/test_preflight.py)
         "--store",
         f"sqlite:///{tmp_path}/s.db",
         cwd=tmp_path,

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
+from clineval import systems
 from clineval.analysis import degradation
 from clineval.analysis.case_summary import SummaryPlan
 from clineval.analysis.eval_rows import run_rows
@@ -66,6 +67,7 @@ class RunRequest:
     prices: Path | None = None  # ``--prices``: a price table priced token usage (clineval.analysis.usage)
     shard: tuple[int, int] | None = None  # (K, N): only the cases of shard K of N (clineval.store.shards)
     run_id: str | None = None  # the shared run a shard writes into (required with ``shard``)
+    preflight: bool = False  # check every live endpoint first (clineval.systems.preflight); the CLI's default
 
     def __post_init__(self) -> None:
         _check_shard_options(self)
@@ -95,9 +97,8 @@ def _check_shard_options(request: RunRequest) -> None:
             raise UserInputError(f"--run-id {request.run_id!r} must be 1 to 64 characters")
 
 
-def check_inputs(suite: BuiltSuite) -> None:
-    """Nonsense that would otherwise "finish" with exit 0: an empty task, predictions that match no case,
-    combined-score weights naming no known category. Checked before the run is stored or any call made."""
+def check_inputs(suite: BuiltSuite, request: RunRequest | None = None) -> None:
+    """Before the run is stored: what would "finish" with exit 0 (empty task, unmatched predictions...)."""
     for task in suite.tasks:
         if not task.cases:
             dataset = task.spec.dataset
@@ -115,6 +116,7 @@ def check_inputs(suite: BuiltSuite) -> None:
         except (ValueError, OSError) as err:
             raise UserInputError(f"combined_score: {err}", path=suite.spec.source) from None
         check_strict(suite.spec, {t.spec.id: t.scorers for t in suite.tasks}, combined)
+    systems.preflight_suite(suite.tasks, request.policy.timeout_s if request and request.preflight else None)
 
 
 RESUME_SAME_SUITE = "resume with the suite file and data of the original run, or start a new run"
@@ -165,16 +167,14 @@ def run_suite(
             previous = store.get_run(request.resume)
             _check_resume_options(previous, request)
             suite = load_suite(request.suite_path, limit=previous.suite.limit, seed=previous.suite.seed)
-            check_same_suite(
-                previous, suite, "resume with the suite file and data of the original run, or start a new run"
-            )
-            check_inputs(suite)
+            check_same_suite(previous, suite, RESUME_SAME_SUITE)
+            check_inputs(suite, request)
             run_id = store.claim_run(previous.run_id).run_id  # refused while its process is alive
             done = store.finished_keys(run_id)
         else:
             seed = 0 if request.seed is None else request.seed
             suite = load_suite(request.suite_path, limit=request.limit, seed=seed)
-            check_inputs(suite)
+            check_inputs(suite, request)
             new_id, done = uuid.uuid4().hex, set()
             store.create_run(new_run_info(suite, request, new_id))
             run_id = new_id  # stored: from here on, resumable

@@ -96,7 +96,7 @@ def run_shard(
     try:
         seed = 0 if request.seed is None else request.seed
         suite = load_suite(request.suite_path, limit=request.limit, seed=seed)
-        api.check_inputs(suite)
+        api.check_inputs(suite, request)
         info = api.new_run_info(suite, request, run_id, shards=of, run_name=request.run_id)
         store.create_run_if_absent(info)
         stored = store.get_run(run_id)

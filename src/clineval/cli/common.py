@@ -19,7 +19,7 @@ console = Console()
 err_console = Console(stderr=True)
 F = TypeVar("F", bound=Callable[..., Any])
 
-StoreOpt = Annotated[str, typer.Option("--store", help="SQLAlchemy URL of the results store.")]
+StoreOpt = Annotated[str, typer.Option("--store", help="SQLAlchemy URL of the results store.", metavar="URL")]
 
 
 def _error_line(text: str) -> None:

@@ -2,35 +2,43 @@
 
 ``eval`` builds the suite a YAML file would hold (``clineval.catalogue.build``), writes it (``--out`` or
 ``.clineval/suites/``) and runs it through the same path as ``clineval run``, so the run records it as its
-suite file; ``--print-suite`` prints that YAML and exits 0 without running.
+suite file; ``--print-suite`` prints that YAML and exits 0 without running. Both commands take the same
+run options (``cli.run_options``); the printed suite starts with the ``clineval run`` command line that
+does exactly the run ``eval`` would do (limit, seed and every other run option: none is a suite key).
 """
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from clineval.cli.common import DEFAULT_STORE, StoreOpt, console, user_errors
+from clineval.cli.common import console, user_errors
+from clineval.cli.run_options import RunOptions, with_run_options
 
 SUITES_DIR = Path(".clineval/suites")
 
 EVAL_HELP = """Run catalogue tasks (comma-separated; see `clineval tasks`) on a model, with no suite file.
 
---model PROVIDER/MODEL, an OpenAI-compatible endpoint (--base-url overrides the URL):
+--model PROVIDER/MODEL, an OpenAI-compatible endpoint (--base-url overrides the URL; the key is read from
+the environment at call time and never stored):
 
-  openai    $OPENAI_BASE_URL, else https://api.openai.com/v1   key: OPENAI_API_KEY
+\b
+  provider  base URL                     API key variable
+  openai    $OPENAI_BASE_URL, else       OPENAI_API_KEY
+            https://api.openai.com/v1
+  vllm      http://localhost:8000/v1     VLLM_API_KEY (optional)
+  ollama    http://localhost:11434/v1    OLLAMA_API_KEY (optional)
+  llamacpp  http://localhost:8080/v1     LLAMACPP_API_KEY (optional)
 
-  vllm      http://localhost:8000/v1                          key: VLLM_API_KEY (optional)
-
-  ollama    http://localhost:11434/v1                         key: OLLAMA_API_KEY (optional)
-
-  llamacpp  http://localhost:8080/v1                          key: LLAMACPP_API_KEY (optional)
-
-Keys are read from the environment at call time and never stored. Data: --data DIR, else $CLINEVAL_DATA,
-else ../shared/data next to the repository. Exit codes as `clineval run` (0, 2 bad input, 3 degraded,
-130 Ctrl-C, 143 SIGTERM: both store the run as interrupted and print the command that resumes it)."""
+Before the first case a pre-flight checks the key variable, the connection, the model and one probe
+call (--no-preflight skips it). Data: --data DIR, else $CLINEVAL_DATA, else ../shared/data next to the
+repository; a folder or file that is not there is an error; --data hf loads the tasks that have a public
+Hugging Face dataset from the Hub. Exit codes as `clineval run` (0; 2 bad input or pre-flight; 3
+degraded; 130 Ctrl-C, 143 SIGTERM: both store the run as interrupted and print the command that resumes
+it)."""
 
 
 @user_errors
@@ -61,64 +69,71 @@ def tasks_command() -> None:
 
 
 @user_errors
+@with_run_options  # the options `run` has, declared once (cli.run_options)
 def eval_command(
     tasks: Annotated[str, typer.Argument(help="Catalogue task names, comma-separated.")],
-    model: Annotated[str, typer.Option(help="PROVIDER/MODEL: openai, vllm, ollama or llamacpp.")],
-    base_url: Annotated[str | None, typer.Option(help="Endpoint URL (overrides the provider's).")] = None,
+    model: Annotated[
+        str, typer.Option(help="PROVIDER/MODEL: openai, vllm, ollama or llamacpp.", metavar="PROVIDER/MODEL")
+    ],
+    base_url: Annotated[
+        str | None, typer.Option(help="Endpoint URL (overrides the provider's).", metavar="URL")
+    ] = None,
     grader: Annotated[
-        str | None, typer.Option(help="PROVIDER/MODEL grading rubric tasks (HealthBench).")
+        str | None,
+        typer.Option(help="PROVIDER/MODEL grading rubric tasks (HealthBench).", metavar="PROVIDER/MODEL"),
     ] = None,
-    grader_base_url: Annotated[str | None, typer.Option(help="The grader's endpoint URL.")] = None,
-    limit: Annotated[int | None, typer.Option(min=1, help="Seeded sample of N cases per task.")] = None,
-    seed: Annotated[int | None, typer.Option(help="Seed of the --limit sample (default 0).")] = None,
-    out: Annotated[
-        Path | None, typer.Option(help="Write report.json/.md/.html, results.jsonl and the suite here.")
+    grader_base_url: Annotated[
+        str | None, typer.Option(help="The grader's endpoint URL.", metavar="URL")
     ] = None,
-    store: StoreOpt = DEFAULT_STORE,
     data: Annotated[
-        Path | None, typer.Option(help="Data folder (default $CLINEVAL_DATA, else ../shared/data).")
+        str | None,
+        typer.Option(
+            help="Data folder (default $CLINEVAL_DATA, else ../shared/data); hf: the Hugging Face Hub.",
+            metavar="DIR|hf",
+        ),
     ] = None,
-    concurrency: Annotated[int, typer.Option(min=1, help="Concurrent calls to the model.")] = 16,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")] = False,
-    timeout: Annotated[float, typer.Option(min=0.001, help="Per-call timeout, seconds.")] = 60.0,
-    allow_degraded: Annotated[bool, typer.Option("--allow-degraded", help="Exit 0 when degraded.")] = False,
     print_suite: Annotated[
-        bool, typer.Option("--print-suite", help="Print the equivalent suite YAML and exit 0.")
+        bool,
+        typer.Option(
+            "--print-suite", help="Print the suite and the `clineval run` line that repeats this run."
+        ),
     ] = False,
-    mlflow: Annotated[
-        str | None, typer.Option(help="Also log the run to this MLflow tracking URI (docs/mlflow.md).")
-    ] = None,
+    *,
+    options: RunOptions,
 ) -> None:
-    from clineval.catalogue.build import default_data_dir, suite_mapping, suite_yaml, write_suite
+    from clineval.catalogue.build import data_source, suite_mapping, suite_yaml, write_suite
     from clineval.catalogue.entries import get_entries
     from clineval.catalogue.models import parse_model
     from clineval.cli.out_dir import check_out_dir
 
+    out = options.out
     if not print_suite:
         check_out_dir(out)  # before the suite is written there, anything loaded, called or stored
     entries = get_entries(tasks)
     spec = parse_model(model, base_url)
     grader_spec = None if grader is None else parse_model(grader, grader_base_url, option="--grader")
-    suite = suite_mapping(entries, spec, data or default_data_dir(), grader_spec)
+    suite = suite_mapping(entries, spec, data_source(data), grader_spec)
     if print_suite:
-        typer.echo(suite_yaml(suite), nl=False)
+        typer.echo(run_comment(options) + suite_yaml(suite), nl=False)
         return
-    from clineval import api
-    from clineval.cli.defaults import DEFAULT_CACHE
+    from clineval.cli import progress
     from clineval.cli.main import _run_and_report  # the `clineval run` path (reports included)
-    from clineval.runner.policy import CallPolicy
 
+    if options.quiet:
+        progress.set_quiet(console)
     path = write_suite(suite, out if out is not None else SUITES_DIR)
-    request = api.RunRequest(
-        suite_path=path,
-        store_url=store,
-        limit=limit,
-        seed=seed,
-        concurrency=concurrency,
-        cache_path=None if no_cache else DEFAULT_CACHE,
-        policy=CallPolicy(timeout_s=timeout),
+    _run_and_report(options.request(path), out, allow_degraded=options.allow_degraded, mlflow=options.mlflow)
+
+
+def run_comment(options: RunOptions) -> str:
+    """The comment ``--print-suite`` starts with: the ``clineval run`` line that does exactly this run
+    (its run options are command-line options, no suite key holds them)."""
+    command = shlex.join(["clineval", "run", "suite.yaml", *options.run_arguments()])
+    return (
+        "# Built by `clineval eval`. Its run options (--limit, --seed, --concurrency, --timeout...) are\n"
+        "# not suite keys: to do exactly the run `clineval eval` does, save this file as suite.yaml and run\n"
+        f"#   {command}\n"
     )
-    _run_and_report(request, out, allow_degraded=allow_degraded, mlflow=mlflow)
 
 
 eval_command.__doc__ = EVAL_HELP

@@ -25,8 +25,10 @@ from clineval.cli import (
     view_commands,
 )
 from clineval.cli.common import StoreOpt, console, err_console, user_errors
-from clineval.cli.defaults import DEFAULT_CACHE, DEFAULT_STORE, DEFAULT_TENANT, DEGRADED_THRESHOLD
+from clineval.cli.defaults import DEFAULT_STORE
 from clineval.cli.finish import finish
+from clineval.cli.help_format import HelpGroup
+from clineval.cli.run_options import RunOptions, with_run_options
 from clineval.core.errors import UserInputError
 
 if TYPE_CHECKING:  # annotations only: each command imports the library it calls (fast `clineval --help`)
@@ -37,6 +39,8 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     help="clineval: evaluate clinical AI systems reproducibly.",
+    rich_markup_mode=None,  # plain help, readable at 80 columns (cli.help_format)
+    cls=HelpGroup,
 )
 schema_app = typer.Typer(no_args_is_help=True, help="Print JSON Schemas of clineval's data formats.")
 app.add_typer(schema_app, name="schema")
@@ -76,108 +80,36 @@ def _global_options(
         progress.set_quiet(console)
 
 
-MlflowOpt = Annotated[
-    str | None,
-    typer.Option(
-        help="Log params, headline and per-stratum metrics with intervals, and the reports to this MLflow "
-        "tracking URI (e.g. sqlite:///mlflow.db; needs the mlflow extra; docs/mlflow.md).",
-    ),
-]
-
-
 @app.command()
 @user_errors
+@with_run_options  # the options `eval` shares (cli.run_options)
 def run(
     suite: Annotated[Path, typer.Argument(help="Suite YAML file.")],
-    out: Annotated[
-        Path | None, typer.Option(help="Write report.json/.md/.html and results.jsonl here.")
+    resume: Annotated[
+        str | None, typer.Option(help="Complete a stored, interrupted run.", metavar="RUN_ID")
     ] = None,
-    store: StoreOpt = DEFAULT_STORE,
-    limit: Annotated[int | None, typer.Option(min=1, help="Seeded sample of N cases per task.")] = None,
-    seed: Annotated[
-        int | None, typer.Option(help="Seed of the --limit sample (default 0; on --resume, the run's).")
-    ] = None,
-    concurrency: Annotated[int, typer.Option(min=1, help="Concurrent calls to a live system.")] = 16,
-    resume: Annotated[str | None, typer.Option(help="Complete a stored, interrupted run.")] = None,
-    no_cache: Annotated[
-        bool, typer.Option("--no-cache", help="Neither read nor write the response cache.")
-    ] = False,
-    retry_failed: Annotated[
-        bool, typer.Option(help="Call again cases whose cached response is a failure.")
-    ] = False,
-    timeout: Annotated[float, typer.Option(min=0.001, help="Per-call timeout, seconds.")] = 60.0,
-    max_retries: Annotated[int, typer.Option(min=0, help="Retries of a retryable failure.")] = 3,
-    max_outage: Annotated[
-        float,
-        typer.Option(min=0, help="Seconds one endpoint outage may pause the calls before they fail."),
-    ] = 300.0,
-    cache_path: Annotated[Path, typer.Option(help="Response cache file.")] = DEFAULT_CACHE,
-    tenant: Annotated[str, typer.Option(help="Tenant the run belongs to.")] = DEFAULT_TENANT,
-    run_type: Annotated[
-        str, typer.Option(help="nightly | weekly | config_gate | adhoc (stored with its metrics).")
-    ] = "adhoc",
-    degraded_threshold: Annotated[
-        float,
-        typer.Option(
-            min=0.0,
-            max=1.0,
-            help="A system, judge or scorer failing on more than this fraction of a task's cases "
-            "makes the run degraded (exit 3).",
-        ),
-    ] = DEGRADED_THRESHOLD,
-    allow_degraded: Annotated[
-        bool, typer.Option("--allow-degraded", help="Exit 0 even when the run is degraded (still warned).")
-    ] = False,
-    mlflow: MlflowOpt = None,
-    prices: Annotated[
-        Path | None,
-        typer.Option(
-            help="Price table YAML (model: {prompt_per_1k, completion_per_1k, currency}): "
-            "the token cost per task in the reports; see docs/usage.md."
-        ),
-    ] = None,
-    quiet: progress.QuietOpt = False,
+    *,
+    options: RunOptions,
     shard: shard_commands.ShardOpt = None,
     run_id: shard_commands.RunIdOpt = None,
 ) -> None:
     """Run an evaluation suite (or --resume an interrupted run) and report it.
 
-    Exit codes: 0 finished; 2 bad input; 3 finished but degraded (stored and reported; see
-    --degraded-threshold and --allow-degraded); 130 interrupted (Ctrl-C), 143 terminated (SIGTERM: stored
-    as interrupted, like Ctrl-C)."""
-    from clineval import api
+    Exit codes: 0 finished; 2 bad input (a pre-flight failure included); 3 finished but degraded (stored
+    and reported; see --degraded-threshold and --allow-degraded); 130 interrupted (Ctrl-C), 143 terminated
+    (SIGTERM: stored as interrupted, like Ctrl-C)."""
     from clineval.cli.out_dir import check_out_dir
-    from clineval.core import RUN_TYPES
     from clineval.interrupts import sigterm_as_interrupt
-    from clineval.runner.policy import CallPolicy
 
-    if quiet:
+    if options.quiet:
         progress.set_quiet(console)
-    check_out_dir(out)  # before anything is loaded, called or stored
-    if run_type not in RUN_TYPES:
-        raise UserInputError(f"unknown --run-type {run_type!r}", hint=f"use one of: {', '.join(RUN_TYPES)}")
-    request = api.RunRequest(
-        suite_path=suite,
-        store_url=store,
-        limit=limit,
-        seed=seed,
-        concurrency=concurrency,
-        resume=resume,
-        cache_path=None if no_cache else cache_path,
-        retry_failed=retry_failed,
-        policy=CallPolicy(timeout_s=timeout, max_retries=max_retries, max_outage_s=max_outage),
-        tenant_id=tenant,
-        run_type=run_type,  # type: ignore[arg-type]  # checked against RUN_TYPES above
-        degraded_threshold=degraded_threshold,
-        prices=prices,
-        shard=shard_commands.parse_shard(shard),
-        run_id=run_id,
-    )
+    check_out_dir(options.out)  # before anything is loaded, called or stored
+    request = options.request(suite, resume=resume, shard=shard_commands.parse_shard(shard), run_id=run_id)
     if request.shard is not None:
         with sigterm_as_interrupt():  # as in _run_and_report
-            shard_commands.run_shard_and_report(request, out, partial(finish, mlflow=mlflow))
+            shard_commands.run_shard_and_report(request, options.out, partial(finish, mlflow=options.mlflow))
         return
-    _run_and_report(request, out, allow_degraded=allow_degraded, mlflow=mlflow)
+    _run_and_report(request, options.out, allow_degraded=options.allow_degraded, mlflow=options.mlflow)
 
 
 EXIT_DEGRADED = 3  # finished, stored and reported, but a component failed on too many cases

@@ -14,7 +14,8 @@ cannot hold the run: it fails after its retries like any call).
 the rest of the run and every waiting or new call fails at once with kind ``circuit_open``, so a dead
 endpoint still ends the run. An endpoint that has not answered once in this run (most often a wrong URL or
 a server not started) is given at most ``NEVER_ANSWERED_S`` (60 s) of it. Each change of state is logged as
-one warning line.
+one warning line naming the system, its model and its endpoint URL (``[openai m at http://host:8000/v1]``:
+never a key; user:password and the query string are dropped from the URL).
 
 All of this runs on one event loop: the state is only changed between awaits, so it needs no lock.
 """
@@ -28,6 +29,7 @@ import time
 from collections import deque
 from typing import Any
 
+from clineval.core.urls import endpoint_url
 from clineval.runner.policy import CallPolicy
 
 log = logging.getLogger(__name__)
@@ -52,8 +54,8 @@ class CircuitDead(Exception):
 class CircuitBreaker:
     """See the module docstring. ``events`` keeps every change of state (the logged lines), in order."""
 
-    def __init__(self, policy: CallPolicy, name: str) -> None:
-        self.policy, self.name = policy, name
+    def __init__(self, policy: CallPolicy, name: str, url: str = "") -> None:
+        self.policy, self.name, self.url = policy, name, url
         self.state = State.CLOSED
         self.events: list[str] = []
         self._window: deque[tuple[bool, str]] = deque(maxlen=policy.breaker_window)
@@ -173,7 +175,8 @@ class CircuitBreaker:
 
     def _dead_message(self) -> str:
         last = f"; last error: {self._last_kind}" if self._last_kind else ""
-        return f"the endpoint was down longer than the max outage of {self._max_outage():g} s{last}"
+        where = f" {self.url}" if self.url else ""
+        return f"the endpoint{where} was down longer than the max outage of {self._max_outage():g} s{last}"
 
     def _event(self, line: str, level: int = logging.WARNING) -> None:
         line = f"{line} [{self.name}]"
@@ -202,7 +205,10 @@ def breaker_for(system: Any, policy: CallPolicy) -> CircuitBreaker | None:
         del _BREAKERS[key]
     spec = getattr(owner, "spec", None)
     args = getattr(spec, "args", {}) or {}
+    url = endpoint_url(args.get("base_url") or args.get("url"))
     name = f"{getattr(spec, 'type', type(owner).__name__)} {args.get('model') or ''}".strip()
-    breaker = CircuitBreaker(policy, name)  # a new run (asyncio.run) starts with a closed breaker
+    name += f" at {url}" if url else ""
+    breaker = CircuitBreaker(policy, name, url)  # a new run (asyncio.run) starts with a closed breaker
     _BREAKERS[id(owner)] = (owner, loop, breaker)
     return breaker
+

@@ -1,5 +1,9 @@
 """ResponseCache: system outputs by cache key in one SQLite file, so a re-run makes zero calls.
 
+Only successes are cached: a failed call (any error kind, ``circuit_open`` included) is never written, and
+an entry that holds a failure (written by clineval before issue 23) reads as a miss. So a re-run, or a new
+run of the same suite after an outage, calls every case that failed again, with no flag.
+
 WAL mode with ``synchronous=NORMAL``: each ``put`` commits at once (nothing is lost when a run is killed)
 without an fsync per write, which keeps a put in the tens of microseconds on the event loop thread
 (see benchmarks/bench_live.py). Only keys and outputs are stored: keys are hashes built without secrets.
@@ -66,14 +70,18 @@ class ResponseCache:
         if self._db is None:
             return None
         row = self._db.execute("SELECT output FROM responses WHERE key = ?", (key,)).fetchone()
-        return None if row is None else SystemOutput.model_validate_json(row[0])
+        if row is None:
+            return None
+        output = SystemOutput.model_validate_json(row[0])
+        return None if output.failed else output  # an old cache's failure: a miss, never replayed
 
     def put(self, key: str, output: SystemOutput) -> None:
-        """Store (or replace) one output; committed before returning. ``cached`` is not stored.
+        """Store (or replace) one successful output; committed before returning. ``cached`` is not stored.
 
-        After a failed write (see :attr:`write_error`) this does nothing.
+        A failure is not stored (see the module docstring); after a failed write (see :attr:`write_error`)
+        this does nothing.
         """
-        if self._db is None or self.write_error is not None:
+        if self._db is None or self.write_error is not None or output.failed:
             return
         payload = output.model_dump_json(exclude={"cached"})
         try:

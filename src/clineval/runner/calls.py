@@ -3,9 +3,10 @@
 It never raises (except CancelledError): every outcome is a SystemOutput, a failure being recorded data.
 Retried: timeouts and every ``RetryableCallError`` (connection errors, 408, 429, 5xx), and a reply that is
 not what the system should send (``malformed_response``, see ``RETRIED_ANSWERS``).
-Successes and final failures are cached so a re-run reproduces the same scores with zero calls; cached
-failures are called again only with ``retry_failed=True``. Every attempt of a live system passes its circuit
-breaker (``clineval.runner.breaker``): during an outage the calls wait there, which costs no retry.
+Successes are cached so a re-run reproduces the same scores with zero calls; a failure is never cached
+(``circuit_open`` included: no call was even made), so a re-run calls the failed cases again with no flag.
+Every attempt of a live system passes its circuit breaker (``clineval.runner.breaker``): during an outage
+the calls wait there, which costs no retry.
 """
 
 from __future__ import annotations
@@ -102,19 +103,23 @@ async def _attempts(system: System, case: Case, policy: CallPolicy) -> SystemOut
 async def call_system(
     system: System, case: Case, policy: CallPolicy, cache: ResponseCache | None, *, retry_failed: bool = False
 ) -> SystemOutput:
-    """The output of ``system`` for ``case``: from the cache (``cached=True``, no call) or by calling it."""
+    """The output of ``system`` for ``case``: from the cache (``cached=True``, no call) or by calling it.
+
+    ``retry_failed`` is kept for callers written before failures stopped being cached: a cached failure is
+    a miss whatever its value."""
+    del retry_failed  # see the docstring
     key: str | None = None
     try:
         if cache is not None:
             key = system.cache_key(case)
         if key is not None and cache is not None:
             hit = cache.get(key)
-            if hit is not None and not (hit.failed and retry_failed):
+            if hit is not None and not hit.failed:
                 return hit.model_copy(update={"cached": True})
     except Exception as exc:  # an unreadable cache entry costs a call, not the run
         log.warning("response cache lookup failed for case %s: %s", case.id, exc)
     output = await _attempts(system, case, policy)
-    if key is not None and cache is not None:
+    if key is not None and cache is not None and not output.failed:
         try:
             cache.put(key, output)
         except Exception as exc:

@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from clineval.systems.http_json import HttpJsonSystem, http_system
     from clineval.systems.openai_chat import OpenAIChatSystem, openai_system, parse_chat_completion
     from clineval.systems.predictions import PredictionsSystem, predictions_system, read_predictions
+    from clineval.systems.preflight import PreflightError, preflight_suite
     from clineval.systems.prompts import PromptTemplate, available_prompts, load_prompt
     from clineval.systems.python_callable import CallableSystem, callable_system
     from clineval.systems.registry import SYSTEMS, SystemFactory, build_system
@@ -21,6 +22,7 @@ __all__ = [
     "HttpJsonSystem",
     "OpenAIChatSystem",
     "PredictionsSystem",
+    "PreflightError",
     "PromptTemplate",
     "SystemFactory",
     "available_prompts",
@@ -31,6 +33,7 @@ __all__ = [
     "openai_system",
     "parse_chat_completion",
     "predictions_system",
+    "preflight_suite",
     "read_predictions",
 ]
 
@@ -40,6 +43,7 @@ __getattr__, __dir__ = lazy_exports(
         "clineval.systems.http_json": ("HttpJsonSystem", "http_system"),
         "clineval.systems.openai_chat": ("OpenAIChatSystem", "openai_system", "parse_chat_completion"),
         "clineval.systems.predictions": ("PredictionsSystem", "predictions_system", "read_predictions"),
+        "clineval.systems.preflight": ("PreflightError", "preflight_suite"),
         "clineval.systems.prompts": ("PromptTemplate", "available_prompts", "load_prompt"),
         "clineval.systems.python_callable": ("CallableSystem", "callable_system"),
         "clineval.systems.registry": ("SYSTEMS", "SystemFactory", "build_system"),

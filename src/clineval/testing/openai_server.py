@@ -112,6 +112,9 @@ class ScriptedServer:
         messages = body.get("messages", [])
         prompt = _last_user_text(messages)
         reply = self._record(request, prompt, body)
+        if self.script.reject_unknown_model and body.get("model") != self.script.model:
+            error = {"message": f"The model `{body.get('model')}` does not exist.", "type": "NotFoundError"}
+            return web.json_response({"error": error}, status=404)
         scripted = await self._reply(reply)
         if scripted is not None:
             return scripted

@@ -51,6 +51,8 @@ class Script(BaseModel):
     rules: list[Rule] = Field(default_factory=list)
     require_api_key: str | None = None
     model: str = "scripted-model"
+    # a chat request for another model gets vLLM's 404 "The model `x` does not exist." (off: any answers)
+    reject_unknown_model: bool = False
 
     @classmethod
     def load(cls, path: Path) -> Script:
