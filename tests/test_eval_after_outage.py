@@ -113,6 +113,8 @@ def test_run_and_eval_share_one_option_set() -> None:
     run, evaluate = _options("run"), _options("eval")
     shared = set(RUN_OPTIONS)
     assert {n: run[n] for n in shared} == {n: evaluate[n] for n in shared}  # names, defaults, help, types
+    both = (set(run) & set(evaluate)) - shared
+    assert not both, f"{both}: an option both commands take is declared once, in cli.run_options.RUN_OPTIONS"
     assert set(run) - shared == {"resume", "shard", "run_id"}
     assert set(evaluate) - shared == {"model", "base_url", "grader", "grader_base_url", "data", "print_suite"}
     wanted = {

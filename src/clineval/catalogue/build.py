@@ -43,18 +43,25 @@ class DataSource:
     named: str
 
 
-def data_source(data: str | Path | None, environ: Mapping[str, str] | None = None) -> DataSource:
-    """``--data`` (a folder, or ``hf``), else ``$CLINEVAL_DATA``, else the default folder. Nothing is
-    checked here: a folder is checked when a task needs a file from it (``mmlu_*`` needs none)."""
+def data_source(
+    data: str | Path | None, environ: Mapping[str, str] | None = None, entries: Sequence[CatalogueEntry] = ()
+) -> DataSource:
+    """``--data`` (a folder, or ``hf``), else ``$CLINEVAL_DATA``, else the default folder. A folder the
+    user named must exist (the error's hint names what ``entries`` read from it); the default one is
+    checked only when a task needs a file from it (``mmlu_*`` needs none)."""
     env = os.environ if environ is None else environ
     if data is not None and str(data).strip().lower() == HUB:
         return DataSource(None, f"--data {HUB}")
-    if data is not None:
-        return DataSource(Path(data), f"--data {data}")
-    if env.get(DATA_ENV):
-        return DataSource(Path(env[DATA_ENV]), f"${DATA_ENV}={env[DATA_ENV]}")
-    folder = default_data_dir(env)
-    return DataSource(folder, f"the default data folder {folder}")
+    if data is None and not env.get(DATA_ENV):
+        folder = default_data_dir(env)
+        return DataSource(folder, f"the default data folder {folder}")
+    folder = Path(data if data is not None else env[DATA_ENV])
+    named = f"--data {data}" if data is not None else f"${DATA_ENV}={env[DATA_ENV]}"
+    if not folder.is_dir():
+        local = [e for e in entries if e.paths and e.root != "repo"]
+        hint = _data_hint(local[0], "give the folder that holds") if local else "give a folder that exists"
+        raise UserInputError(f"{named}: folder not found", hint=hint)
+    return DataSource(folder, named)
 
 
 def prompt_option(name: str) -> str:

@@ -112,7 +112,7 @@ def eval_command(
     entries = get_entries(tasks)
     spec = parse_model(model, base_url)
     grader_spec = None if grader is None else parse_model(grader, grader_base_url, option="--grader")
-    suite = suite_mapping(entries, spec, data_source(data), grader_spec)
+    suite = suite_mapping(entries, spec, data_source(data, entries=entries), grader_spec)
     if print_suite:
         typer.echo(run_comment(options) + suite_yaml(suite), nl=False)
         return
