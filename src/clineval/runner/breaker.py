@@ -211,4 +211,3 @@ def breaker_for(system: Any, policy: CallPolicy) -> CircuitBreaker | None:
     breaker = CircuitBreaker(policy, name, url)  # a new run (asyncio.run) starts with a closed breaker
     _BREAKERS[id(owner)] = (owner, loop, breaker)
     return breaker
-
