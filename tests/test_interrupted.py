@@ -161,7 +161,7 @@ def test_a_run_owned_elsewhere_is_running_until_its_heartbeat_is_stale(tmp_path:
             (utcnow().strftime("%Y-%m-%d %H:%M:%S.%f"),),
         )
     listing = clineval("runs", "--store", store, cwd=tmp_path)
-    assert re.search(rf"{rid[1]}\s+small\s+running\b", listing.stdout), listing.stdout  # id, suite, status
+    assert re.search(rf"{rid[1]}\s+small\s+running\b", listing.stdout), listing.stdout  # id suite status
     refused = clineval("run", "suite.yaml", "--store", store, "--resume", rid[1], cwd=tmp_path)
     assert refused.returncode == 2
     assert re.fullmatch(
@@ -174,7 +174,7 @@ def test_a_run_owned_elsewhere_is_running_until_its_heartbeat_is_stale(tmp_path:
     with sqlite3.connect(db) as conn:
         conn.execute("UPDATE runs SET heartbeat_at = ?", (old.strftime("%Y-%m-%d %H:%M:%S.%f"),))
     listing = clineval("runs", "--store", store, cwd=tmp_path)
-    assert re.search(rf"{rid[1]}\s+small\s+interrupted\b", listing.stdout), listing.stdout  # id, suite, status
+    assert re.search(rf"{rid[1]}\s+small\s+interrupted\b", listing.stdout), listing.stdout  # id suite status
     resumed = clineval("run", "suite.yaml", "--store", store, "--resume", rid[1], cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
     assert stored_status(db, rid[1]) == "finished"

@@ -96,12 +96,12 @@ def test_a_read_only_store_refuses_writes_and_an_old_one_is_named(media: tuple[P
     finally:
         store.close()
     shutil.copy2(folder / "runs.db", folder / "old.db")
-    conn = sqlite3.connect(folder / "old.db")  # sqlite3 itself: the patch fools only clineval
+    raw = sqlite3.connect(folder / "old.db")  # sqlite3 itself: the patch fools only clineval
     try:
-        conn.execute("UPDATE alembic_version SET version_num = '0006'")
-        conn.commit()
+        raw.execute("UPDATE alembic_version SET version_num = '0006'")
+        raw.commit()
     finally:
-        conn.close()
+        raw.close()
     with pytest.raises(UserInputError) as err:
         ResultStore(f"sqlite:///{folder / 'old.db'}", read_only=True)
     assert re.search(

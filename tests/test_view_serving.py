@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import socket
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,7 +22,7 @@ from clineval.view.urls import case_link, link
 from tests.cli_helpers import clineval, write_small_suite
 
 HUGE = "The answer is A. " + "x" * (3 * OUTPUT_LIMIT) + " THE-END"
-STRUCTURED = {"answer": "A", "differential": [{"diagnosis": "d" * 1000} for _ in range(300)]}
+STRUCTURED: dict[str, Any] = {"answer": "A", "differential": [{"diagnosis": "d" * 1000} for _ in range(300)]}
 
 
 @pytest.fixture(scope="module")

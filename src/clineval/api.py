@@ -67,6 +67,7 @@ class RunRequest:
     prices: Path | None = None  # ``--prices``: a price table priced token usage (clineval.analysis.usage)
     shard: tuple[int, int] | None = None  # (K, N): only the cases of shard K of N (clineval.store.shards)
     run_id: str | None = None  # the shared run a shard writes into (required with ``shard``)
+    out: Path | None = None  # where the CLI writes the reports: kept in the printed resume command
     preflight: bool = False  # check every live endpoint first (clineval.systems.preflight); the CLI's default
 
     def __post_init__(self) -> None:
@@ -225,7 +226,7 @@ def _plan(suite: BuiltSuite) -> SummaryPlan:
 
 
 def _resume_command(request: RunRequest, run_id: str) -> str:
-    return resume_command(request.suite_path, run_id, request.store_url, DEFAULT_STORE)
+    return resume_command(request.suite_path, run_id, request.store_url, DEFAULT_STORE, request.out)
 
 
 def _mark_interrupted(store: ResultStore, run_id: str) -> None:
@@ -383,7 +384,7 @@ def finalize(
 def open_run(store_url: str, run_id: str) -> RunResult:
     """A stored run with its columns, its results read from the store when iterated (any size of run:
     ``clineval.stored_runs``)."""
-    store = ResultStore(store_url, must_exist=True)
+    store = ResultStore(store_url, read_only=True)
     try:
         return open_stored_run(store, store.get_run(run_id).run_id)
     finally:
@@ -391,7 +392,7 @@ def open_run(store_url: str, run_id: str) -> RunResult:
 
 
 def load_run(store_url: str, run_id: str) -> RunResult:
-    store = ResultStore(store_url, must_exist=True)
+    store = ResultStore(store_url, read_only=True)
     try:
         return store.load_run(store.get_run(run_id).run_id)
     finally:

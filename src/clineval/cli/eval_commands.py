@@ -17,6 +17,7 @@ import typer
 
 from clineval.cli.common import console, user_errors
 from clineval.cli.run_options import RunOptions, with_run_options
+from clineval.core.errors import UserInputError
 
 SUITES_DIR = Path(".clineval/suites")
 
@@ -104,14 +105,16 @@ def eval_command(
     from clineval.catalogue.build import data_source, suite_mapping, suite_yaml, write_suite
     from clineval.catalogue.entries import get_entries
     from clineval.catalogue.models import parse_model
-    from clineval.cli.out_dir import check_out_dir
+    from clineval.cli.run_guard import guarded_out
 
-    out = options.out
-    if not print_suite:
-        check_out_dir(out)  # before the suite is written there, anything loaded, called or stored
-    entries = get_entries(tasks)
+    entries = get_entries(tasks)  # the options first: a bad one creates no --out folder
     spec = parse_model(model, base_url)
     grader_spec = None if grader is None else parse_model(grader, grader_base_url, option="--grader")
+    if grader_spec is not None and grader_spec.model.lower() == spec.model.lower():
+        raise UserInputError(
+            f"--grader {grader} is the model under test (--model {model}): it would grade its own answers",
+            hint="pass another model as --grader",
+        )
     suite = suite_mapping(entries, spec, data_source(data, entries=entries), grader_spec)
     if print_suite:
         typer.echo(run_comment(options) + suite_yaml(suite), nl=False)
@@ -121,8 +124,16 @@ def eval_command(
 
     if options.quiet:
         progress.set_quiet(console)
-    path = write_suite(suite, out if out is not None else SUITES_DIR)
-    _run_and_report(options.request(path), out, allow_degraded=options.allow_degraded, mlflow=options.mlflow)
+    out = options.out
+
+    # --out checked before anything is loaded or called; emptied again if the command fails before its run
+    # starts, and an error in the generated suite is worded as this command's (cli.run_guard)
+    with guarded_out(out, command=f"clineval eval {tasks}") as guard:
+        path = guard.generated(write_suite(suite, out if out is not None else SUITES_DIR))
+        request = options.request(path)
+        _run_and_report(
+            request, out, allow_degraded=options.allow_degraded, mlflow=options.mlflow, on_start=guard.start
+        )
 
 
 def run_comment(options: RunOptions) -> str:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import gc
 import json
 import sys
+from collections.abc import Callable
+from dataclasses import replace
 from functools import partial
 from importlib import resources
 from pathlib import Path
@@ -28,7 +30,9 @@ from clineval.cli.common import StoreOpt, console, err_console, user_errors
 from clineval.cli.defaults import DEFAULT_STORE
 from clineval.cli.finish import finish
 from clineval.cli.help_format import HelpGroup
+from clineval.cli.run_guard import removes_created_out
 from clineval.cli.run_options import RunOptions, with_run_options
+from clineval.cli.store_folder import CreateStoreOpt
 from clineval.core.errors import UserInputError
 
 if TYPE_CHECKING:  # annotations only: each command imports the library it calls (fast `clineval --help`)
@@ -82,6 +86,7 @@ def _global_options(
 
 @app.command()
 @user_errors
+@removes_created_out  # a run that fails before writing its reports leaves no empty --out folder
 @with_run_options  # the options `eval` shares (cli.run_options)
 def run(
     suite: Annotated[Path, typer.Argument(help="Suite YAML file.")],
@@ -116,14 +121,27 @@ EXIT_DEGRADED = 3  # finished, stored and reported, but a component failed on to
 
 
 def _run_and_report(
-    request: api.RunRequest, out: Path | None, *, allow_degraded: bool = False, mlflow: str | None = None
+    request: api.RunRequest,
+    out: Path | None,
+    *,
+    allow_degraded: bool = False,
+    mlflow: str | None = None,
+    on_start: Callable[[str], None] | None = None,
 ) -> None:
+    """``on_start(run_id)``: also called once the run is stored (``cli.run_guard``: keep what --out holds)."""
     from clineval import api
     from clineval.analysis import degradation
     from clineval.interrupts import sigterm_as_interrupt
 
+    def started(run_id: str) -> None:
+        err_console.print(f"run {run_id}")
+        if on_start is not None:
+            on_start(run_id)
+
+    if out is not None and request.out is None:  # the resume command printed on Ctrl-C keeps --out
+        request = replace(request, out=out)
     with sigterm_as_interrupt(), progress.progress_hooks(err_console) as hooks:  # SIGTERM: as Ctrl-C
-        result = api.run_suite(request, hooks=hooks, on_start=lambda rid: err_console.print(f"run {rid}"))
+        result = api.run_suite(request, hooks=hooks, on_start=started)
     finish(result, out, mlflow=mlflow)
     if degradation.is_degraded(result.info.provenance) and not allow_degraded:
         err_console.print(
@@ -145,7 +163,7 @@ def runs(
     from clineval.report import print_runs_table
     from clineval.store import ResultStore
 
-    result_store = ResultStore(store, must_exist=True)
+    result_store = ResultStore(store, read_only=True)
     try:
         print_runs_table(result_store.list_runs_with_counts(limit=limit), console)
     finally:
@@ -186,6 +204,15 @@ def compare(
     from clineval.report.compare import print_comparison, render_comparison_markdown
 
     comparison = releases.compare_runs(store, run_a, run_b, intersection=intersection)
+    if comparison.run_a == comparison.run_b:  # two prefixes of one run, or the same id pasted twice
+        same = f"{run_a} and {run_b} are the same run ({comparison.run_a[:12]}): every delta is 0"
+        err_console.print(
+            f"warning: {same} — name two runs (`clineval runs` lists them)",
+            style="yellow",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
     print_comparison(comparison, console, max_cases=cases)
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -249,17 +276,21 @@ def schema_output() -> None:
 
 @app.command()
 @user_errors
+@removes_created_out
 def demo(
     out: Annotated[Path, typer.Option(help="Output folder.")] = Path("clineval-demo"),
     store: StoreOpt = DEFAULT_STORE,
+    create_store: CreateStoreOpt = False,
     quiet: progress.QuietOpt = False,
 ) -> None:
     """Score published GPT-4 and GPT-3.5 answers on 200 MedQA questions (data ships with clineval)."""
     from clineval import api
     from clineval.cli.out_dir import check_out_dir
+    from clineval.cli.store_folder import check_store_folder
 
     if quiet:
         progress.set_quiet(console)
+    check_store_folder(store, create_store)
     check_out_dir(out)
     suite = Path(str(resources.files("clineval.demo") / "suite.yaml"))
     # The demo replays published answers: its warnings are shown, but it always exits 0.
