@@ -146,6 +146,12 @@ def _reason(
     if ours == "AE":
         e = d.evidence[0]
         return f"ruled out in round {e.round} ({e.phase}, trigger {e.trigger!r}): {e.text[:110]!r}"
+    if d.explanation.startswith("ruled out without support") and d.evidence:
+        e = d.evidence[0]
+        return (
+            f"ruled out in round {e.round} ({e.phase}, trigger {e.trigger!r}) without support (not put "
+            f"forward before with a finding of the case, none cited): {e.text[:110]!r}"
+        )
     n = _mentions(gt, turns)
     return (
         f"transcript mentions it in {n} turn(s), none in a ruled-out scope"

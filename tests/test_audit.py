@@ -24,7 +24,9 @@ from tests.helpers import SHARED_DATA, shared_data
 
 # DDx (issue 22): nothing known. The audit's four DDx findings are fixed in the scoring (docs/ddx_scoring.md):
 # a list is scored on its first max_differential (10) diagnoses (every_option), an exclusion needs support
-# (all_excluded), a quotation of the case or a sentence naming many diagnoses supports none
+# (all_excluded: the status alone, or a turn ruling each out, with each put forward first, is none; the
+# diagnosis must be put forward citing a finding of the case, or ruled out with one), a quotation of the case
+# or a sentence naming many diagnoses supports none
 # (alternatives_cant_miss), and a shotgun of treatments counts for none (treat_everything).
 KNOWN: dict[str, set[tuple[str, str, str]]] = {
     "ddx": set(),

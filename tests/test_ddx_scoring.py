@@ -30,11 +30,22 @@ def _classify() -> DdxClassification:
     turns = [
         T(
             round=1,
+            agent="e",
+            phase="differential",
+            text="Contrast-induced nephropathy fits the rising creatinine after catheterization.",
+        ),
+        T(
+            round=1,
             agent="a",
             phase="debate",
             text="Contrast-induced nephropathies are unlikely given the timing.",
         ),
-        T(round=1, agent="d", phase="debate", text="Cholesterol embolization is unlikely: no livedo."),
+        T(
+            round=1,
+            agent="d",
+            phase="debate",
+            text="Cholesterol embolization is unlikely: no livedo, and the fever points elsewhere.",
+        ),
         T(
             round=2,
             agent="b",
@@ -53,13 +64,17 @@ def test_classes_and_evidence() -> None:
     assert by_gt["acute kidney injury (AKI)"].cls == "TP"
     assert by_gt["acute kidney injury (AKI)"].tier == "exact"
     assert by_gt["acute kidney injury (AKI)"].rank == 2
-    ae_status = by_gt["cholesterol embolization"]  # excluded, and a turn rules it out: a supported exclusion
+    # excluded, and a turn rules it out giving a finding of the case (after the colon): a supported exclusion
+    ae_status = by_gt["cholesterol embolization"]
     assert ae_status.cls == "AE" and ae_status.system == "Cholesterol embolization"
-    assert (ae_status.evidence[0].source, ae_status.evidence[0].agent) == ("transcript", "d")
-    ae_text = by_gt["contrast-induced nephropathy"]
+    ev = ae_status.evidence[0]
+    assert (ev.source, ev.agent, ev.trigger) == ("transcript", "d", "unlikely; cites fever")
+    assert ev.text.endswith("the fever points elsewhere.")
+    ae_text = by_gt["contrast-induced nephropathy"]  # put forward citing the creatinine, then ruled out
     assert ae_text.cls == "AE"
     ev = ae_text.evidence[0]
-    assert (ev.source, ev.round, ev.phase, ev.trigger) == ("transcript", 1, "debate", "unlikely given")
+    assert (ev.source, ev.round, ev.phase) == ("transcript", 1, "debate")
+    assert ev.trigger == "unlikely given; put forward in round 1 citing creatinine, rising creatinine"
     tm = by_gt["pneumonia"]  # paracetamol treats fever, the one treatable key finding of three
     assert tm.cls == "TM-SM" and {e.phase for e in tm.evidence} == {"symptom_management"}
     assert tm.evidence[0].trigger == "paracetamol (antipyretics) treats key finding 'fever' (fever)"
@@ -93,8 +108,12 @@ def test_lddx_case_1_counts_give_its_crq() -> None:
     """v8_5 Case 1: tp=1, fp=2, fn=2, ae=2, 5 ground truths -> CRQ 3/7, recall 1/5 (LDDx tp_rate)."""
     diff = [D(diagnosis="x1"), D(diagnosis="AKI"), D(diagnosis="x2")]
     gt = ["acute kidney injury", "a1", "a2", "f1", "f2"]
-    turns = [T(round=1, agent="a", text="A1 was ruled out. A2 is unlikely given the biopsy.")]
-    c = classify_differential(gt, diff, turns)
+    turns = [
+        T(round=1, agent="a", text="A1 and A2 fit the interstitial inflammation on the biopsy."),
+        T(round=2, agent="a", text="A1 was ruled out. A2 is unlikely given the biopsy."),
+    ]
+    case = "A renal biopsy shows interstitial inflammation."
+    c = classify_differential(gt, diff, turns, case_text=case)  # a1, a2: put forward citing it, ruled out
     assert c.counts == {"TP": 1, "FP": 2, "FN": 2, "CAA": 0, "AE": 2, "TM-SM": 0, "BROADER": 0}
     s = ddx_scores(c, -0.2)
     assert s["clinical_reasoning_quality"] == pytest.approx(3 / 7)

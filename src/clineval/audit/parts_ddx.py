@@ -90,12 +90,26 @@ def alternatives_cant_miss(ctx: AuditContext) -> list[tuple[str, Respond]]:
 
 
 def all_excluded(ctx: AuditContext) -> list[tuple[str, Respond]]:
+    """The frequent list as ``excluded``; then the same with a discussion turn ruling each one out in a
+    sentence of its own (the transcript route to AE); then with a turn putting each forward first."""
     names = _probe_list(ctx)
-    return (
-        [(f"{len(names)} frequent as excluded", _fixed(differential(names, "excluded", "ruled out")))]
-        if names
-        else []
-    )
+    if not names:
+        return []
+    items = differential(names, "excluded", "ruled out")
+    text = " ".join(f"{name} is ruled out." for name in names)
+    turn = TranscriptTurn(round=2, agent="critic", phase="debate", text=text)
+    with_turn = StructuredOutput(differential=items.differential, transcript=[turn])
+    put = " ".join(f"{name} is a possible diagnosis." for name in names)
+    first = TranscriptTurn(round=1, agent="critic", phase="differential", text=put)
+    with_both = StructuredOutput(differential=items.differential, transcript=[first, turn])
+    return [
+        (f"{len(names)} frequent as excluded", _fixed(items)),
+        (f"{len(names)} frequent excluded + a turn ruling each out", _fixed(with_turn)),
+        (
+            f"{len(names)} frequent excluded + turns putting each forward, then ruling it out",
+            _fixed(with_both),
+        ),
+    ]
 
 
 def _findings(case: Case, limit: int = 12) -> list[str]:

@@ -6,12 +6,10 @@ follows the trigger; BACKWARD: it precedes it; BIDIRECTIONAL), a scope that ends
 at a termination term ("but", "however"...), and pseudo-triggers that look like negations but are not
 ("cannot be ruled out"). When triggers overlap, the longest wins, as in medspaCy's ConText.
 
-Why not medspaCy itself (tried, v1.3.1): it works offline (``medspacy.load`` with PyRuSH, target matcher
-and ConText needs no model download), but it pins ``spacy<3.8`` and so ``numpy<2`` (it downgraded this
-project's numpy 2.4.6), pulls ~30 packages (QuickUMLS, nltk...), and took ~11 s per LDDx transcript
-(180 kB) with PyRuSH sentence splitting. The rules below are a subset of ConText's lexicon (the negated,
-possible and termination terms that occur in diagnostic discussion) extended with the reasoning phrases
-of differential diagnosis: "ruled out", "excluded", "unlikely given", "less likely", "argues against".
+Why not medspaCy itself (tried, v1.3.1): it pins ``numpy<2`` through ``spacy<3.8``, pulls ~30 packages
+and took ~11 s per LDDx transcript (docs/ddx_scoring.md). The rules below are a subset of ConText's lexicon
+(the negated, possible and termination terms that occur in diagnostic discussion) extended with the
+reasoning phrases of differential diagnosis: "ruled out", "excluded", "unlikely given", "argues against".
 
 Rules added for the reasoning of a multi-agent discussion (issue 13), each a table below:
 
@@ -33,7 +31,9 @@ Rules added for the reasoning of a multi-agent discussion (issue 13), each a tab
 - synonyms: ``names_for(target)`` may give further names (synonyms, abbreviations); every form is searched.
 
 ``ruled_out_mentions(targets, passages, names_for=None)`` returns, for each target, the negated mentions
-found: the sentence, the trigger, and the passage's round / phase / agent.
+found: the sentence, the trigger, the passage's round / phase / agent, and whether an earlier sentence put
+the target forward (named it in no negated and no conditional scope). ``target_mentions`` also returns those
+sentences (for the DDx rule that an exclusion needs the diagnosis considered first: ``scoring.ddx_support``).
 
 Actions (``action_state``, for TM-SM in ``clineval.scoring.ddx_treatment``) use the same scope rules with
 their own lexicon (``ACTION_RULES``): an agent is withheld ("avoid NSAIDs", "hold insulin", "thrombolysis is
@@ -52,6 +52,7 @@ from clineval.scoring.assertion_lexicon import (
     BACKWARD,
     BLOCKING,
     BOTH,
+    CONDITIONAL,
     FORWARD,
     NEGATED,
     REFERENCE,
@@ -66,6 +67,7 @@ from clineval.text.matching import match_tokens
 from clineval.text.stemming import stem
 
 _LIST_ITEM_MAX = 25  # tokens: a longer piece is a sentence, not a list item
+HEADING_EXTRA = 2  # words besides the name in a heading ("1. Diagnosis: X")
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,12 +82,17 @@ class Passage:
 
 @dataclass(frozen=True, slots=True)
 class Mention:
-    """A target mentioned as ruled out: the sentence, the trigger phrase and the passage it is in."""
+    """A target mentioned as ruled out: the sentence, the trigger phrase and the passage it is in;
+    ``put_forward``: an earlier sentence (of this passage or an earlier one) put the target forward (named it
+    in no negated and no conditional scope: ``TargetMentions``)."""
 
     target: str
     sentence: str
     trigger: str
     passage: Passage
+    put_forward: bool = False
+    order: int = 0  # the sentence's position in the transcript (1-based, over all passages)
+    reason: str = ""  # the next sentence when this one ends with ":" ("X is unlikely:", "no rash.")
 
 
 def _stems(text: str) -> tuple[str, ...]:
@@ -111,6 +118,7 @@ _FIRST = frozenset(t[0][0] for t in _TRIGGERS)
 _ACTION_TRIGGERS = _compile(ACTION_RULES)
 _ACTION_FIRST = frozenset(t[0][0] for t in _ACTION_TRIGGERS)
 _CONDITION_OPENERS = frozenset({"if", "unless", "should", "whether", "once", "when"})
+_SUPPOSED = frozenset({CONDITIONAL})  # a target named here is not put forward ("if X is the cause")
 _SENTENCE = re.compile(r"(?<=[.!?;:])\s+|\n+|\\n|\s[-*•]\s|\"\s*[,:]\s*\"")
 
 
@@ -166,14 +174,13 @@ def target_forms(target: str) -> tuple[tuple[str, ...], ...]:
 
 def find_form(tokens: Sequence[str], form: Sequence[str]) -> list[int]:
     """Start indices of the contiguous token sequence ``form`` in ``tokens``."""
-    return _find(tokens, form)
-
-
-def _find(tokens: Sequence[str], form: Sequence[str]) -> list[int]:
     n = len(form)
     return [
         i for i in range(len(tokens) - n + 1) if tokens[i] == form[0] and tuple(tokens[i : i + n]) == form
     ]
+
+
+_find = find_form
 
 
 def _match_end(tokens: Sequence[str], i: int, phrase: Sequence[str]) -> int | None:
@@ -230,10 +237,12 @@ def _negated_by(mods: Sequence[tuple[int, int, str, str, str]], start: int, end:
     return next((phrase for cat, phrase in hits if cat == NEGATED), None)
 
 
-def _blocked(mods: Sequence[tuple[int, int, str, str, str]], start: int, end: int) -> bool:
-    """Is tokens[start:end] in a possible / comparative / conditional scope?"""
+def _blocked(
+    mods: Sequence[tuple[int, int, str, str, str]], start: int, end: int, cats: frozenset[str] = BLOCKING
+) -> bool:
+    """Is tokens[start:end] in a possible / comparative / conditional scope (or one of ``cats``)?"""
     for m_start, m_end, cat, direction, _ in mods:
-        if cat not in BLOCKING:
+        if cat not in cats:
             continue
         if direction in (FORWARD, BOTH) and m_end <= start and start - m_end < SCOPE:
             return True
@@ -297,6 +306,22 @@ def all_forms(target: str, names_for: Callable[[str], Iterable[str]] | None) -> 
     return tuple(forms)
 
 
+@dataclass(frozen=True, slots=True)
+class TargetMentions:
+    """Per target, its ruled-out mentions and the sentences putting it forward (no negated or conditional
+    scope: "X is likely", "X must be ruled out", "X is less likely than Y"; a heading with the next sentence,
+    "**X:** fever"), in transcript order (``Mention.order``; trigger "")."""
+
+    ruled_out: dict[str, list[Mention]]
+    put_forward: dict[str, list[Mention]]
+
+
+def heading(sentence: str, form: Sequence[str]) -> bool:
+    """A heading naming the target ("**Acute Kidney Injury:**", "1. Sepsis"): its reasons follow it."""
+    bare = sentence.strip().strip("*#-•[] ").rstrip("*")
+    return bare.endswith(":") or len(match_tokens(bare)) <= len(form) + HEADING_EXTRA
+
+
 def ruled_out_mentions(
     targets: Sequence[str],
     passages: Sequence[Passage],
@@ -308,17 +333,32 @@ def ruled_out_mentions(
     ``names_for(target)``, when given, returns further names of a target (synonyms, abbreviations): a
     mention of any of them counts. A sentence whose plural demonstrative is negated ("These are less
     likely") rules out the targets named in the sentence or list items just before it (module docstring).
-    """
+    ``Mention.put_forward``: an earlier sentence put the target forward (``target_mentions``)."""
+    return target_mentions(targets, passages, names_for=names_for).ruled_out
+
+
+def target_mentions(
+    targets: Sequence[str],
+    passages: Sequence[Passage],
+    *,
+    names_for: Callable[[str], Iterable[str]] | None = None,
+) -> TargetMentions:
+    """``ruled_out_mentions`` and, read in the same pass, the sentences putting each target forward."""
     forms = {t: all_forms(t, names_for) for t in targets}
     firsts = {f[0] for fs in forms.values() for f in fs}
     out: dict[str, list[Mention]] = {t: [] for t in targets}
+    put: dict[str, list[Mention]] = {t: [] for t in targets}
+    order = 0  # sentences read so far, over all passages
     for passage in passages:
         # targets named (outside a hypothetical scope) in the previous sentence / run of list items
         previous: list[tuple[set[str], bool, int]] = []
-        for sentence, is_item in _pieces(passage.text):
+        pieces = _pieces(passage.text)
+        for i, (sentence, is_item) in enumerate(pieces):
+            order, after = order + 1, (pieces[i + 1][0] if i + 1 < len(pieces) else "")
             words = match_tokens(sentence)
             tokens = tuple(stem(w) for w in words)
             named: set[str] = set()
+            here: dict[str, tuple[str, ...]] = {}  # put forward in this sentence, by the form
             mods = _modifiers(words) if (firsts.intersection(tokens) or _FIRST.intersection(words)) else []
             found: set[str] = set()
             for target, target_stems in forms.items():
@@ -327,11 +367,16 @@ def ruled_out_mentions(
                     for s in _find(tokens, form):
                         if _subtype_mention(words, s, form):
                             continue
+                        negated = _negated_by(mods, s, s + len(form))
                         if not _blocked(mods, s, s + len(form)):
                             named.add(target)
-                        trigger = trigger or _negated_by(mods, s, s + len(form))
+                        if negated is None and not _blocked(mods, s, s + len(form), _SUPPOSED):
+                            here.setdefault(target, form)
+                        trigger = trigger or negated
                     if trigger is not None:
-                        out[target].append(Mention(target, sentence[:400], trigger, passage))
+                        why = after[:400] if sentence.rstrip("* ").endswith(":") else ""
+                        m = Mention(target, sentence[:400], trigger, passage, bool(put[target]), order, why)
+                        out[target].append(m)
                         found.add(target)
                         break
             ref = _reference_trigger(words, mods) if mods else None
@@ -343,7 +388,11 @@ def ruled_out_mentions(
                             break
                         referred |= names
                 for target in sorted(referred - found, key=list(targets).index):
-                    out[target].append(Mention(target, sentence[:400], f"{ref} (by reference)", passage))
+                    trigger, before = f"{ref} (by reference)", bool(put[target])
+                    out[target].append(Mention(target, sentence[:400], trigger, passage, before, order))
             item = is_item and len(words) <= _LIST_ITEM_MAX
             previous.append((named, item, len(words)))
-    return out
+            for target, form in here.items():
+                text = f"{sentence} {after}".strip() if heading(sentence, form) else sentence
+                put[target].append(Mention(target, text[:400], "", passage, bool(put[target]), order))
+    return TargetMentions(out, put)

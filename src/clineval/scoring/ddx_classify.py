@@ -23,8 +23,10 @@
    named with a finding of the case in a can't-miss turn), else FP with the reason; unmatched
    ``excluded`` items -> ``EXCLUDED`` (not counted); a name already classified so (same normalised text)
    -> ``DUP``;
-3. each ground truth still unmatched: AE if the transcript mentions it in a ruled-out scope
-   (``clineval.scoring.assertion``; evidence: the latest such sentence, its round and phase); else
+3. each ground truth still unmatched: AE if the transcript rules it out with support (``clineval.scoring.
+   assertion``; put forward before citing a finding of the case, or ruled out citing one: ``ddx_support``;
+   evidence: the latest supported sentence, its round and phase; without support: no AE, "ruled out without
+   support" if nothing else decides it); else
    TM-SM if the triage / symptom-management turns (``tm_sm_phases``) give an action that treats it or its
    key findings (``clineval.scoring.ddx_treatment``; a mention of findings is no treatment; agents of more
    than ``max_treatment_rows`` rows in one case are a shotgun, and none counts); else FN.
@@ -39,7 +41,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from clineval.core.output import DifferentialItem, TranscriptTurn
-from clineval.scoring.assertion import Mention, Passage, ruled_out_mentions
+from clineval.scoring.assertion import Mention, Passage, TargetMentions, target_mentions
 from clineval.scoring.ddx_classes import (
     LLM_JUDGE_TIER,
     DdxClass,
@@ -65,10 +67,17 @@ DEFAULT_TM_SM_PHASES = ("symptom_management", "triage")
 DEFAULT_MAX_DIFFERENTIAL = 10
 NO_SUPPORT = "no can't-miss turn names it with a finding of the case"
 NO_EXCLUSION_SUPPORT = {
-    "transcript": "no turn of the transcript rules it out",
-    "transcript_or_reasoning": "no turn rules it out and its reasoning cites no finding of the case",
+    "transcript": "no turn rules it out after putting it forward with a finding of the case, or citing one",
+    "transcript_or_reasoning": (
+        "no turn rules it out after putting it forward with a finding of the case, or citing one, and its "
+        "reasoning cites no finding of the case"
+    ),
     "label": "",
 }
+BARE_EXCLUSION = (
+    "ruled out without support: the transcript rules it out ({n} mention(s); latest shown), but no earlier "
+    "sentence puts it forward citing a finding of the case and no ruling-out sentence cites one"
+)
 
 
 def _findings_of(gt: str, findings: Mapping[str, Sequence[str]]) -> Sequence[str]:
@@ -247,7 +256,7 @@ def classify_differential(
             continue
         cls: DdxClass = "FP" if status == "proposed" else "EXCLUDED"
         system_side.append(DdxDecision(cls, None, name, item_rank, None, None, why, ev, status))
-    side = _GroundTruthSide(gts, turns, findings or {}, tm_sm_phases, case_text, max_treatment_rows)
+    side = _GroundTruthSide(gts, turns, support, findings or {}, tm_sm_phases, case_text, max_treatment_rows)
     why_excluded = NO_EXCLUSION_SUPPORT[caa_support]
     side.open_gt = sorted([*open_gt, *unsupported])
     for gi in side.open_gt:
@@ -273,6 +282,7 @@ class _GroundTruthSide:
         self,
         gts: Sequence[str],
         turns: Sequence[TranscriptTurn],
+        support: SupportPolicy,
         findings: Mapping[str, Sequence[str]],
         tm_sm_phases: Sequence[str],
         case_text: str | None,
@@ -285,19 +295,21 @@ class _GroundTruthSide:
             case_text,
             max_rows,
         )
+        self.support = support
         self.open_gt: list[int] = []  # the ground truths to decide (read for the ruled-out mentions)
         self.phase_turns = [t for t in turns if t.phase in tm_sm_phases]
-        self._mentions: dict[str, list[Mention]] | None = None
+        self._mentions: TargetMentions | None = None
         self._actions: list[GivenAction] | None = None
         self._indicated: frozenset[int] | None = None
         self.shotgun_rows = 0
 
-    def _ruled_out(self, gt: str) -> list[Mention]:
+    def _ruled_out(self, gt: str) -> tuple[list[Mention], list[Mention]]:
+        """The ruled-out mentions of ``gt`` and the sentences putting it forward."""
         if self._mentions is None:
             passages = [Passage(t.text, t.round, t.phase, t.agent) for t in self.turns]
-            targets = [self.gts[i] for i in self.open_gt]
-            self._mentions = ruled_out_mentions(targets, passages, names_for=synonyms_of) if passages else {}
-        return self._mentions.get(gt) or []
+            targets = [self.gts[i] for i in self.open_gt] if passages else []
+            self._mentions = target_mentions(targets, passages, names_for=synonyms_of)
+        return self._mentions.ruled_out.get(gt) or [], self._mentions.put_forward.get(gt) or []
 
     def _given(self) -> list[GivenAction]:
         if self._actions is None:
@@ -311,26 +323,31 @@ class _GroundTruthSide:
         self, gi: int, broader: str | None, excluded: DdxDecision | None, why_excluded: str
     ) -> DdxDecision:
         gt = self.gts[gi]
-        negated = self._ruled_out(gt)
-        if negated:
-            last = negated[-1]
-            p = last.passage
-            ev = (Evidence(last.sentence, "transcript", p.round, p.phase, p.agent, last.trigger),)
-            why = f"ruled out in the transcript ({len(negated)} negated mention(s); latest shown)"
-            return DdxDecision("AE", gt, None, explanation=why, evidence=ev)
+        negated, put = self._ruled_out(gt)
+        backing = self.support.ruled_out(gt, negated, put) if negated else None
+        if backing is not None:
+            why = f"ruled out in the transcript ({len(negated)} negated mention(s); latest supported shown)"
+            return DdxDecision("AE", gt, None, explanation=why, evidence=(backing,))
         actions = self._given()
         tm, why = tm_sm_evidence(gt, _findings_of(gt, self.findings), actions, indicated=self._indicated)
         if tm and not self.shotgun_rows:
             return DdxDecision("TM-SM", gt, None, explanation=why, evidence=tuple(tm))
-        why = "not in the differential"
+        notes = [BARE_EXCLUSION.format(n=len(negated))] if negated else []
         if tm:
-            why = (
+            notes.append(
                 f"missed; treated only within a shotgun treatment (agents of {self.shotgun_rows} action-map "
                 f"rows given, more than {self.max_rows}): no treatment counts"
             )
+        why = "; ".join(notes) or "not in the differential"
         if broader is not None:
             why += f"; named only by the broader {broader!r} (partial credit in recall_broader)"
         if excluded is not None:  # the match (tier, confidence) and the item kept, the reason replaced
             why = f"excluded without support: {excluded.system!r} has status excluded, but {why_excluded}"
             return replace(excluded, explanation=why)
-        return DdxDecision("FN", gt, None, explanation=why, evidence=tuple(tm) if tm else ())
+        bare = (_mention_evidence(negated[-1]),) if negated else ()
+        return DdxDecision("FN", gt, None, explanation=why, evidence=(*bare, *tm))
+
+
+def _mention_evidence(mention: Mention) -> Evidence:
+    p = mention.passage
+    return Evidence(mention.sentence, "transcript", p.round, p.phase, p.agent, mention.trigger)

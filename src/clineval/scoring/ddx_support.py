@@ -35,13 +35,17 @@ frequent diagnosis beside the first 300 characters of the vignette was "supporte
   ``SHOTGUN_NAMES`` (2) of the differential's diagnoses supports none of them ("Consider PE, dissection and
   tamponade given chest pain").
 
-The same policy decides an ``excluded`` item that names a ground truth (AE, ``SupportPolicy.exclusion``):
-``transcript``: a turn of any phase names it in a ruled-out scope (``clineval.scoring.assertion``, as for a
-ground truth the list leaves out); ``transcript_or_reasoning``: or its reasoning cites a finding of the case
-(a pertinent negative counts: "no neck stiffness" when the case says so); ``label``: the status alone.
+AE ("considered and explicitly ruled out"; issue 22, the audit's ``all_excluded`` turns): a ruled-out mention
+(``clineval.scoring.assertion``, a turn of any phase) counts only when the diagnosis was considered first
+(``SupportPolicy.ruled_out``): an earlier sentence puts it forward (no negated or conditional scope) citing
+a finding of the case, or the ruling-out sentence (with the next one after a ":") cites one, a pertinent
+negative included; the quotation and shotgun rules above apply. This decides a ground truth the list leaves
+out and an ``excluded`` item naming a ground truth (``SupportPolicy.exclusion``; ``transcript_or_reasoning``:
+or its reasoning cites a finding of the case, "no neck stiffness" when the case says so); ``label``: the
+status, or any ruled-out mention.
 
 The evidence of a supported CAA or AE is the sentence pair (or the reasoning), with its round, phase and
-agent and the cited findings (or the ruling-out trigger) as trigger.
+agent and the cited findings (for AE: the ruling-out trigger and its support) as trigger.
 """
 
 from __future__ import annotations
@@ -54,12 +58,14 @@ from typing import Literal, TypeAlias
 
 from clineval.core.output import DifferentialItem, TranscriptTurn
 from clineval.scoring.assertion import (
+    Mention,
     Passage,
     all_forms,
     find_form,
+    heading,
     negation_in,
-    ruled_out_mentions,
     split_sentences,
+    target_mentions,
 )
 from clineval.scoring.ddx_classes import Evidence
 from clineval.text.diagnosis_vocab import name_forms
@@ -72,7 +78,6 @@ from clineval.text.stopwords import STOP_WORDS
 CaaSupport: TypeAlias = Literal["transcript", "transcript_or_reasoning", "label"]
 DEFAULT_CANT_MISS_PHASES: tuple[str, ...] = ("cant_miss",)
 _NON_ALNUM = re.compile(r"[^a-z0-9]+")
-HEADING_EXTRA = 2  # words besides the name in a heading ("1. Diagnosis: X")
 QUOTE_WORDS = 8  # consecutive words of the case text that make a quotation, not a citation
 SHOTGUN_NAMES = 2  # a sentence naming more of the differential's diagnoses supports none of them
 Forms: TypeAlias = tuple[tuple[str, ...], ...]
@@ -229,12 +234,6 @@ def _named(sentence: str, forms: Sequence[tuple[str, ...]]) -> tuple[str, ...] |
     return None
 
 
-def _heading(sentence: str, form: Sequence[str]) -> bool:
-    """A heading naming the target ("**Acute Kidney Injury:**", "1. Sepsis"): its reasons follow it."""
-    bare = sentence.strip().strip("*#-•[] ").rstrip("*")
-    return bare.endswith(":") or len(match_tokens(bare)) <= len(form) + HEADING_EXTRA
-
-
 def transcript_support(
     name: str,
     turns: Sequence[TranscriptTurn],
@@ -258,7 +257,7 @@ def transcript_support(
             form = _named(sentence, forms)
             if form is None:
                 continue
-            window = " ".join(pieces[i : i + 2]) if _heading(sentence, form) else sentence
+            window = " ".join(pieces[i : i + 2]) if heading(sentence, form) else sentence
             if names_in(window, rivals) > SHOTGUN_NAMES:
                 continue
             cited = case.cited_in(window, name)
@@ -334,20 +333,63 @@ class SupportPolicy:
             found = reasoning_support(item.diagnosis, item.reasoning, case, rivals=rivals)
         return found
 
+    def ruled_out(self, name: str, negated: Sequence[Mention], put: Sequence[Mention]) -> Evidence | None:
+        """The latest of the ``negated`` mentions of ``name`` (in transcript order) that shows the diagnosis
+        considered, then ruled out (module docstring): a sentence before it put the diagnosis forward citing a
+        finding of the case (``put``: ``TargetMentions.put_forward``), or it gives a finding of the case as
+        the reason itself (a pertinent negative counts). ``label``: the latest mention, whatever it says."""
+        if not negated or self.mode == "label":
+            return _mention_evidence(negated[-1], negated[-1].trigger) if negated else None
+        reasoned: tuple[Mention, list[str]] | None = None
+        for m in put:
+            if m.order >= negated[-1].order:
+                break
+            if cited := self._cites(m.sentence, name, negatives=False):
+                reasoned = (m, cited)
+                break
+        for m in reversed(negated):
+            if reasoned is not None and reasoned[0].order < m.order:
+                p, cited = reasoned[0].passage, reasoned[1]
+                where = f"round {p.round}" if p.round is not None else "an earlier turn"
+                return _mention_evidence(
+                    m, f"{m.trigger}; put forward in {where} citing " + ", ".join(cited[:3])
+                )
+            if cited := self._cites(f"{m.sentence} {m.reason}".strip(), name, negatives=True):
+                return _mention_evidence(m, f"{m.trigger}; cites " + ", ".join(cited[:3]))
+        return None
+
+    def _cites(self, sentence: str, name: str, *, negatives: bool) -> list[str]:
+        """The case findings ``sentence`` cites for ``name`` (none when it names more than ``SHOTGUN_NAMES``
+        of the differential's diagnoses)."""
+        case, rivals = self._read()
+        return (
+            []
+            if names_in(sentence, rivals) > SHOTGUN_NAMES
+            else case.cited_in(sentence, name, negatives=negatives)
+        )
+
     def exclusion(self, item: DifferentialItem) -> Evidence | None:
         """What makes an ``excluded`` item naming a ground truth an AE, or None: a turn that rules it out
-        (the latest), or with ``transcript_or_reasoning`` its reasoning citing a finding of the case."""
+        with support (``ruled_out``), or with ``transcript_or_reasoning`` its reasoning citing a finding of
+        the case."""
         if self.mode == "label":
             text = f"{item.diagnosis}: {item.reasoning}" if item.reasoning else item.diagnosis
             return Evidence(text, "status")
         if self.turns:
             passages = [Passage(t.text, t.round, t.phase, t.agent) for t in self.turns]
-            mentions = ruled_out_mentions([item.diagnosis], passages, names_for=synonyms_of)[item.diagnosis]
-            if mentions:
-                last = mentions[-1]
-                p = last.passage
-                return Evidence(last.sentence, "transcript", p.round, p.phase, p.agent, last.trigger)
+            read = target_mentions([item.diagnosis], passages, names_for=synonyms_of)
+            found = self.ruled_out(
+                item.diagnosis, read.ruled_out[item.diagnosis], read.put_forward[item.diagnosis]
+            )
+            if found is not None:
+                return found
         if self.mode == "transcript_or_reasoning":
             case, rivals = self._read()
             return reasoning_support(item.diagnosis, item.reasoning, case, rivals=rivals, negatives=True)
         return None
+
+
+def _mention_evidence(mention: Mention, trigger: str) -> Evidence:
+    """A ruled-out mention as evidence: its sentence (with the reason after a heading), where, ``trigger``."""
+    p, text = mention.passage, f"{mention.sentence} {mention.reason}".strip()
+    return Evidence(text[:400], "transcript", p.round, p.phase, p.agent, trigger)
