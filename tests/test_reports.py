@@ -263,6 +263,7 @@ def test_markdown_tables(run: RunResult) -> None:
     assert "| step2&amp;3 | 672 | 83.00% [80.0, 86.0] |" in md
     assert "| &lt;script&gt;alert(1)&lt;/script&gt; \\| x | 1 | 100.00% [20.0, 100.0] |" in md
     assert "| medqa | timeout | 2 |" in md and "| medqa | http_500 | 1 |" in md
+    assert "| medqa | timeout | 2 | no reply in 30 s |" in md  # each kind's message, read from the results
     assert "| macro_f1 | — |  |" in md and "| unparsed_rate | 1.25% |  |" in md
     assert "| combined | 0.6100 | [0.5700, 0.6500] |" in md
     assert '"wall_s": 12.5' in md and XSS_SCRIPT not in md.split("## Provenance")[0]

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from clineval.core.columns import TaskColumns
 
 Key = tuple[str, str]
+MESSAGE_CHARS = 160  # of a message's first line (analysis.degradation.MESSAGE_CHARS)
 
 
 def run_failures(run: RunResult) -> dict[str, dict[str, int]]:
@@ -34,7 +35,6 @@ def run_failures(run: RunResult) -> dict[str, dict[str, int]]:
 def run_failure_messages(run: RunResult) -> dict[str, dict[str, str]]:
     """``task_id -> error kind -> the first line of its most frequent message``: what the run stored
     (``provenance["degradation"]``), else read from its results when it holds them in memory."""
-    from clineval.analysis.degradation import component_failures
 
     stored = run.info.provenance.get("degradation")
     if isinstance(stored, Mapping) and isinstance(stored.get("components"), list):
@@ -46,8 +46,14 @@ def run_failure_messages(run: RunResult) -> dict[str, dict[str, str]]:
         return found
     if run.columns is not None:  # a stored run finalized before messages were kept
         return {}
-    failing = (c for c in component_failures(run.results) if c.component == "system" and c.messages)
-    return {c.task_id: c.top_messages() for c in failing}
+    said: dict[str, dict[str, Counter[str]]] = {}
+    for result in run.results:  # a run in memory: as analysis.degradation counts them
+        error = result.output.error
+        lines = [part.strip() for part in (error.message if error else "").splitlines() if part.strip()]
+        if error is not None and lines:
+            counter = said.setdefault(result.task_id, {}).setdefault(error.kind, Counter())
+            counter[lines[0][:MESSAGE_CHARS]] += 1
+    return {task: {k: n.most_common(1)[0][0] for k, n in kinds.items()} for task, kinds in said.items()}
 
 
 def _flags(labels: Iterable[Any], test: Any) -> np.ndarray:

@@ -12,6 +12,7 @@ metric.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -22,7 +23,18 @@ from clineval.report.layout import Col, fitted_table
 
 if TYPE_CHECKING:
     from clineval.core import MetricValue, RunInfo
-    from clineval.store import RunSummary
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """What a listing shows of a run (``store.RunSummary`` has these fields; report imports only core)."""
+
+    info: RunInfo
+    n_cases: int
+    n_failed: int
+    overall: Mapping[str, MetricValue] = field(default_factory=dict)
+    task_scores: Mapping[str, Mapping[str, MetricValue]] = field(default_factory=dict)
+
 
 STATUS_STYLE = {
     "finished": "green",
@@ -118,12 +130,11 @@ def _print_block(summary: RunSummary, console: Console) -> None:
         console.print(Text.assemble("    ", (metric or "no scores yet", "bold"), "  ", name), soft_wrap=True)
 
 
-def print_runs_table(runs: Iterable[RunSummary | tuple[RunInfo, int, int]], console: Console) -> None:
-    """``clineval runs``: the runs as the store lists them (newest first), as a table when every cell fits
-    the console, else one block per run (id and suite; status, time and counts; each system's headline)."""
-    from clineval.store import RunSummary
-
-    summaries = [row if isinstance(row, RunSummary) else RunSummary(*row) for row in runs]
+def print_runs_table(runs: Iterable[tuple[Any, ...]], console: Console) -> None:
+    """``clineval runs``: the runs as the store lists them (newest first: ``store.RunSummary`` tuples, or
+    ``(info, n_cases, n_failed)``), as a table when every cell fits the console, else one block per run
+    (id and suite; status, time and counts; each system's headline)."""
+    summaries = [RunSummary(*row) for row in runs]
     console.print(Text("runs, newest first (times in UTC)"))
     table = fitted_table(console, COLUMNS, [_table_row(s) for s in summaries])
     if table is not None:
