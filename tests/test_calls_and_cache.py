@@ -161,6 +161,13 @@ def test_a_bug_in_a_system_is_recorded_not_raised() -> None:
     )
 
 
+def test_an_adapter_bug_quoting_a_secret_is_recorded_masked(monkeypatch: pytest.MonkeyPatch) -> None:
+    secret = "sk-live-0123456789abcdef"
+    monkeypatch.setenv("MY_SERVICE_API_KEY", secret)
+    out = run(call_system(FakeSystem(RuntimeError(f"auth failed for {secret}")), case("q"), FAST, None))
+    assert out.error is not None and out.error.message == "RuntimeError: auth failed for ***"
+
+
 def test_retry_after_from_the_system_wins_over_backoff() -> None:
     system = FakeSystem(RetryableCallError("http_429", "slow down", retry_after=0.3))
     started = time.perf_counter()
@@ -227,6 +234,20 @@ def test_failures_are_never_cached_so_the_next_pass_calls_them_again(
         assert (again.failed, again.cached, srv.stats["total"], len(cache)) == (False, False, 2, 1)
         [final] = run(call_all(openai(srv.base_url), [case("weird question")], cache=cache))
         assert final.cached and final.text == ANSWER_A and srv.stats["total"] == 2
+
+
+def test_an_answer_the_caller_cannot_use_is_not_cached(tmp_path: Path) -> None:
+    """A judge reply its parser cannot read (``usable`` false) is asked again on the next run, and a cache
+    entry written before this rule is a miss, not a replay."""
+    system = FakeSystem()
+    with ResponseCache(tmp_path / "cache.sqlite") as cache:
+        unreadable = run(call_system(system, case("q"), FAST, cache, usable=lambda out: False))
+        assert (unreadable.text, len(cache), system.calls) == ("done", 0, 1)
+        cache.put("fake:1", SystemOutput(text="done"))  # as an older clineval cached it
+        again = run(call_system(system, case("q"), FAST, cache, usable=lambda out: False))
+        assert (again.cached, system.calls) == (False, 2)
+        readable = run(call_system(system, case("q"), FAST, cache, usable=lambda out: out.text == "done"))
+        assert (readable.cached, system.calls) == (True, 2)
 
 
 def test_api_key_is_sent_but_never_stored(

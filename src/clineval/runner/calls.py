@@ -14,11 +14,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 
 from clineval.core.case import Case
 from clineval.core.errors import RetryableCallError, SystemCallError
 from clineval.core.output import SystemOutput
 from clineval.core.protocols import System
+from clineval.core.redaction import exception_message
 from clineval.runner.breaker import CircuitDead, breaker_for
 from clineval.runner.cache import ResponseCache
 from clineval.runner.policy import CallPolicy
@@ -64,7 +66,7 @@ async def _try_once(
         )
     except Exception as exc:  # a bug in an adapter must not crash the run
         log.debug("system %s raised on case %s", system.spec.type, case.id, exc_info=True)
-        return SystemOutput.failure("exception", f"{type(exc).__name__}: {exc}", attempts=attempt)
+        return SystemOutput.failure("exception", exception_message(exc), attempts=attempt)  # secrets masked
     return _finish(output, attempt, time.perf_counter() - started, system.live)
 
 
@@ -101,25 +103,37 @@ async def _attempts(system: System, case: Case, policy: CallPolicy) -> SystemOut
 
 
 async def call_system(
-    system: System, case: Case, policy: CallPolicy, cache: ResponseCache | None, *, retry_failed: bool = False
+    system: System,
+    case: Case,
+    policy: CallPolicy,
+    cache: ResponseCache | None,
+    *,
+    retry_failed: bool = False,
+    usable: Callable[[SystemOutput], bool] | None = None,
 ) -> SystemOutput:
     """The output of ``system`` for ``case``: from the cache (``cached=True``, no call) or by calling it.
 
-    ``retry_failed`` is kept for callers written before failures stopped being cached: a cached failure is
-    a miss whatever its value."""
+    Only answers are cached: a failure is never written, and a cached failure is a miss. ``usable``, when
+    given, says which answers count as such (a judge reply its parser cannot read is not one), so a reply
+    the caller cannot use is re-asked on the next run instead of replayed. ``retry_failed`` is kept for
+    callers written before failures stopped being cached."""
     del retry_failed  # see the docstring
+
+    def answer(output: SystemOutput) -> bool:
+        return not output.failed and (usable is None or usable(output))
+
     key: str | None = None
     try:
         if cache is not None:
             key = system.cache_key(case)
         if key is not None and cache is not None:
             hit = cache.get(key)
-            if hit is not None and not hit.failed:
+            if hit is not None and answer(hit):
                 return hit.model_copy(update={"cached": True})
     except Exception as exc:  # an unreadable cache entry costs a call, not the run
         log.warning("response cache lookup failed for case %s: %s", case.id, exc)
     output = await _attempts(system, case, policy)
-    if key is not None and cache is not None and not output.failed:
+    if key is not None and cache is not None and answer(output):
         try:
             cache.put(key, output)
         except Exception as exc:

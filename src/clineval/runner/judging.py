@@ -227,6 +227,13 @@ class JudgeStep:
             error = f"a name is longer than {MAX_NAME_CHARS} characters: not sent to the judge"
             return JudgeDecision(None, "", self.model, error, **tags), None
         caller = system if sample == 0 else _Sample(system, sample)
+        field = request.reply_field
+        # a reply the parser cannot read is not cached: the next run asks again instead of replaying it
+        readable = (
+            (lambda out: parse_reply(out.text, field)[2] is None)
+            if own
+            else (lambda out: parse_judgment(out.text)[2] is None)
+        )
         slots = self._slots or asyncio.Semaphore(1)
         async with slots:
             reply = await call_system(
@@ -235,6 +242,7 @@ class JudgeStep:
                 policy,
                 cache,
                 retry_failed=retry_failed,
+                usable=readable,
             )
         self.stats.calls += 0 if reply.cached else reply.attempts
         served = (reply.raw or {}).get("model")

@@ -23,12 +23,11 @@ import aiohttp
 
 from clineval.core.errors import RetryableCallError, SystemCallError
 from clineval.core.lines import json_too_deep
+from clineval.core.redaction import FRAGMENT, redact, redact_clip
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _MAX_MESSAGE = 300  # characters of a server's error message kept
 _MAX_SNIPPET = 120  # characters of a body that is not JSON kept
-FRAGMENT = 6  # the shortest run of a secret's characters that is masked
-_SCHEMES = frozenset({"bearer", "basic", "token", "bot", "digest", "apikey", "api-key"})  # not secret
 _JSON = json.JSONEncoder(ensure_ascii=False)  # what json.dumps(..., ensure_ascii=False) builds on each call
 
 
@@ -78,49 +77,6 @@ def resolve_headers(templates: Mapping[str, str]) -> tuple[dict[str, str], list[
     headers = {name: resolve_env(value, what=f"header {name}") for name, value in templates.items()}
     secrets = [*headers.values(), *(os.environ[v] for t in templates.values() for v in env_refs(t))]
     return headers, secrets
-
-
-def _fragments(secrets: Iterable[str]) -> set[str]:
-    """Every FRAGMENT-character run of every secret (``Bearer KEY``: of KEY; the scheme is no secret)."""
-    grams: set[str] = set()
-    for secret in secrets:
-        for part in secret.split():
-            if part.lower() not in _SCHEMES:
-                grams.update(part[i : i + FRAGMENT] for i in range(len(part) - FRAGMENT + 1))
-    return grams
-
-
-def redact(text: str, secrets: Iterable[str]) -> str:
-    """``text`` with each secret, and each run of FRAGMENT+ characters of one, replaced by ``***``."""
-    secrets = [s for s in secrets if s]
-    for secret in sorted(set(secrets), key=len, reverse=True):
-        if len(secret) >= 4:
-            text = text.replace(secret, "***")
-    grams = _fragments(secrets)
-    if not grams:
-        return text
-    masked = bytearray(len(text))
-    for i in range(len(text) - FRAGMENT + 1):
-        if text[i : i + FRAGMENT] in grams:
-            masked[i : i + FRAGMENT] = b"\x01" * FRAGMENT
-    if not any(masked):
-        return text
-    out: list[str] = []
-    for i, char in enumerate(text):
-        if not masked[i]:
-            out.append(char)
-        elif i == 0 or not masked[i - 1]:
-            out.append("***")
-    return "".join(out)
-
-
-def redact_clip(text: str, limit: int, secrets: Iterable[str]) -> str:
-    """Redact, then cut to ``limit`` characters. Only a prefix long enough to hold whatever can move into
-    the first ``limit`` characters is redacted (a body may be megabytes); a secret straddling that prefix's
-    end keeps at most FRAGMENT-1 characters, all a cut anywhere can leave."""
-    secrets = list(secrets)
-    margin = max((len(s) for s in secrets), default=0) * 2 + FRAGMENT
-    return redact(text[: limit + margin], secrets)[:limit]
 
 
 def _error_detail(body: bytes, secrets: Iterable[str] = ()) -> str:

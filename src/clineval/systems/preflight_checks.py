@@ -18,7 +18,8 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-from clineval.systems._http import redact, status_error
+from clineval.core.redaction import redact
+from clineval.systems._http import status_error
 from clineval.systems.preflight import Endpoint, PreflightError
 
 CONNECT_TIMEOUT_S = 2.0

@@ -3,7 +3,7 @@
 The function takes the ``Case`` and returns text, a structured-output dict or a ``SystemOutput``; it may be
 sync (run in a worker thread so it cannot stall the event loop) or async. Its exceptions become recorded
 ``exception`` failures, their message the exception's type and text with the environment's secrets masked
-(``systems._secrets``); it may raise ``RetryableCallError`` itself to ask the runner for a retry.
+(``core.redaction``); it may raise ``RetryableCallError`` itself to ask the runner for a retry.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from clineval.core.errors import SuiteError, SystemCallError
 from clineval.core.output import SystemOutput
 from clineval.core.specs import ComponentSpec, canonical_json, sha256_text
 from clineval.systems._outputs import OutputFormat, output_from_value
-from clineval.systems._secrets import exception_message
+from clineval.core.redaction import exception_message
 
 
 class CallableOptions(BaseModel):
