@@ -24,12 +24,11 @@ from clineval.core.columns import ScoreColumn, kept_breakdown_keys
 from clineval.core.protocols import Metric
 from clineval.core.score import Score
 from clineval.metrics.aggregate import compute_metric
-from clineval.metrics.breakdown import BreakdownRate
+from clineval.metrics.breakdown import BreakdownMean, BreakdownRate
 from clineval.metrics.ddx import CLASS_KEYS, ClassTotals, MacroMean, MicroRatio, WhenRecorded
 from clineval.metrics.retrieval import MeasureMeans
 from clineval.scoring.guidelines import RuleAdherenceRates
 from clineval.scoring.judge_dimensions import GradeMean, SampleStats
-from clineval.scoring.process import BreakdownMean
 from clineval.scoring.registry import SCORERS
 from clineval.scoring.rubric import RubricMean
 from clineval.scoring.structural import LatencyPercentiles, _Count

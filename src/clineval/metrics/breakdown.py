@@ -1,4 +1,5 @@
-"""Rates of a yes/no fact recorded in each score's breakdown (``top1``, ``mentioned``...), with intervals."""
+"""Rates of a yes/no fact recorded in each score's breakdown (``top1``, ``mentioned``...), with intervals, and
+means of a number recorded there (``tempo_mean``, ``reasoning_coherence``...)."""
 
 from __future__ import annotations
 
@@ -45,3 +46,20 @@ class BreakdownRate:
             math.nan if (v := b.get(self.key)) is None else float(bool(v)) for b in column.iter_breakdowns()
         ]
         return {self.name: np.asarray(facts, dtype=np.float64)}
+
+
+class BreakdownMean:
+    """``<name> = (1/m) Σ breakdown_i[key]`` over the m cases where it is a number (NaN if m = 0)."""
+
+    def __init__(self, key: str, *, name: str | None = None) -> None:
+        self.key = key
+        self.name = name or key
+        self.breakdown_keys: tuple[str, ...] = (key,)
+
+    def compute(self, scores: Sequence[Score]) -> dict[str, MetricValue]:
+        return self.compute_column(ScoreColumn.from_scores(scores))
+
+    def compute_column(self, column: ScoreColumn) -> dict[str, MetricValue]:
+        values = [float(v) for b in column.iter_breakdowns() if isinstance(v := b.get(self.key), int | float)]
+        values = [v for v in values if not math.isnan(v)]
+        return {self.name: math.fsum(values) / len(values) if values else math.nan}

@@ -33,10 +33,10 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from clineval.core.lab_samples import names_lab_value
 from clineval.core.output import StructuredOutput
 from clineval.guard.scope import DRUGS, drugs_named
 from clineval.guard.terms import TermIndex
-from clineval.scoring.golden_evidence import names_lab_value
 
 VITALS: dict[str, tuple[str, ...]] = {
     "sbp": ("sbp", "systolic", "bp", "blood pressure"),

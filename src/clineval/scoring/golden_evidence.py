@@ -33,7 +33,6 @@ Labels: ``covered`` (1.0), ``partial``, ``none``, ``no_citations`` (no action ci
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -41,6 +40,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from clineval.core import EvidenceRow, Metric, Score, ScoringContext
+from clineval.core.lab_samples import names_lab_value
 from clineval.metrics.basic import Accuracy
 from clineval.scoring.golden_labels import failed_score, label_of, no_reference, recommendation
 from clineval.text.matching import prepare
@@ -50,7 +50,6 @@ FRAMING = (
     "cxr x ray xray chest radiograph film ct scan imaging report shows showed finding findings note notes "
 )
 FRAMING += "history hpi clinical documented recorded per patient states stated record"
-_NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _WORD = re.compile(r"[a-z][a-z-]{3,}")
 
 
@@ -75,26 +74,6 @@ def quotes(row_text: str, source: str, minimum: int) -> bool:
     words = _content(row_text) - prepare(FRAMING).stems
     found = words & prepare(source).stems
     return len(found) >= minimum and len(found) >= 0.75 * len(words)
-
-
-def _numbers(text: str) -> list[float]:
-    return [float(n) for n in _NUMBER.findall(text)]
-
-
-def names_lab_value(row_text: str, patient: Mapping[str, Any]) -> bool:
-    """The row names a patient lab (whole words) and gives its value."""
-    text = f" {' '.join(re.findall(r'[a-z0-9+]+', row_text.lower()))} "
-    numbers = _numbers(row_text)
-    for lab in patient.get("labs") or []:
-        if not isinstance(lab, Mapping) or isinstance(lab.get("value"), bool):
-            continue
-        name = " ".join(re.findall(r"[a-z0-9+]+", str(lab.get("name", "")).lower()))
-        value = lab.get("value")
-        if not (name and f" {name} " in text and isinstance(value, int | float)):
-            continue
-        if any(math.isclose(n, float(value), rel_tol=1e-9, abs_tol=1e-9) for n in numbers):
-            return True
-    return False
 
 
 def _words(text: str) -> set[str]:

@@ -28,10 +28,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from clineval.core import Metric, MetricValue, Score, ScoringContext, TranscriptTurn
-from clineval.core.columns import ScoreColumn
+from clineval.core import Metric, Score, ScoringContext, TranscriptTurn
 from clineval.metrics.basic import Count
-from clineval.metrics.breakdown import BreakdownRate
+from clineval.metrics.breakdown import BreakdownMean, BreakdownRate
 from clineval.scoring.consensus import consensus
 from clineval.scoring.credibility import CredibilityScheme, credibility_scores
 from clineval.scoring.process_text import count_present, normalize_diagnosis, turn_differential
@@ -105,23 +104,6 @@ class ProcessOptions(BaseModel):
     use_structured_data: bool = False  # True: trust the system's own ``structured_data`` (LDDx-compatible)
     k: int | None = Field(default=None, ge=1)
     cap: float | None = Field(default=2.0, gt=0)
-
-
-class BreakdownMean:
-    """``<name> = (1/m) Σ breakdown_i[key]`` over the m cases where it is a number (NaN if m = 0)."""
-
-    def __init__(self, key: str, *, name: str | None = None) -> None:
-        self.key = key
-        self.name = name or key
-        self.breakdown_keys: tuple[str, ...] = (key,)
-
-    def compute(self, scores: Sequence[Score]) -> dict[str, MetricValue]:
-        return self.compute_column(ScoreColumn.from_scores(scores))
-
-    def compute_column(self, column: ScoreColumn) -> dict[str, MetricValue]:
-        values = [float(v) for b in column.iter_breakdowns() if isinstance(v := b.get(self.key), int | float)]
-        values = [v for v in values if not math.isnan(v)]
-        return {self.name: math.fsum(values) / len(values) if values else math.nan}
 
 
 def _mean(values: list[float]) -> float | None:

@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from clineval.core import Case, Metric, Score, ScoringContext, SystemOutput
 from clineval.metrics.basic import Accuracy, Count
-from clineval.scoring.process import BreakdownMean
+from clineval.metrics.breakdown import BreakdownMean
 from clineval.scoring.reasoning_parts import (
     cited_findings,
     contradicted_values,
