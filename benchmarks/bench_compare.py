@@ -65,8 +65,8 @@ from clineval.core import (
     TaskAggregate,
     TaskSpec,
 )
-from clineval.core.columns import TaskColumns
 from clineval.core.comparison import RunComparison, TaskComparison
+from clineval.core.helpers.columns import TaskColumns
 from clineval.core.output import Usage
 from clineval.store import ResultStore
 from clineval.stored_runs import PLAN_KEY, columns_of_run, open_run, scorers_for

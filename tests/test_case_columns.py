@@ -16,7 +16,7 @@ from sqlalchemy import update
 from clineval import api, releases
 from clineval.analysis.case_summary import RunTotals
 from clineval.core import CaseResult, Metric, RunResult, Score, ScoringContext, SystemOutput
-from clineval.core.columns import columns_of
+from clineval.core.helpers.columns import columns_of
 from clineval.metrics.aggregate import aggregate_columns
 from clineval.metrics.basic import Accuracy, LabelRate
 from clineval.report.cases import failures_by_kind, pick_cases

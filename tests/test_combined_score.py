@@ -16,8 +16,8 @@ from scipy.stats import norm
 
 from clineval.combine import Combined, refuse_missing
 from clineval.core import CaseResult, Metric, Score, SystemOutput
-from clineval.core.columns import ScoreColumn
 from clineval.core.errors import UserInputError
+from clineval.core.helpers.columns import ScoreColumn
 from clineval.metrics.basic import Accuracy, LabelRate
 from clineval.metrics.breakdown import BreakdownRate
 from clineval.metrics.combined import (

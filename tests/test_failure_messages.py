@@ -11,7 +11,7 @@ import pytest
 
 from clineval.analysis.degradation import assess, failure_lines, first_line
 from clineval.core import CaseResult, SystemOutput
-from clineval.core.redaction import env_secrets, exception_message
+from clineval.core.helpers.redaction import env_secrets, exception_message
 from clineval.testing import Reply, Rule, Script
 from tests.cli_helpers import clineval, write_small_suite
 from tests.conftest import StartServer

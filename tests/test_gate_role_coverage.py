@@ -13,7 +13,7 @@ import pytest
 
 from clineval.analysis.gate import evaluate_strict, is_headline
 from clineval.analysis.gate_roles import FALLBACK, METRIC_RULES, default_role, direction_of, rule_for
-from clineval.core.columns import ScoreColumn
+from clineval.core.helpers.columns import ScoreColumn
 from clineval.core.score import Score
 from clineval.metrics.aggregate import COUNT_KEYS, compute_metric
 from clineval.scoring.registry import SCORERS

@@ -1,12 +1,12 @@
-"""Compact id columns and the hash index over them (``clineval.core.id_index``): every lookup and the
+"""Compact id columns and the hash index over them (``clineval.core.helpers.id_index``): every lookup and the
 duplicate check give what a dict and a line-by-line reader give, also when every hash collides."""
 
 from __future__ import annotations
 
 import pytest
 
-from clineval.core import id_index
-from clineval.core.id_index import CompactIds, HashIndex
+from clineval.core.helpers import id_index
+from clineval.core.helpers.id_index import CompactIds, HashIndex
 
 IDS = ["0007", "α-β", "", "x" * 300, "7", "case 12", "😀"]
 

@@ -1,5 +1,6 @@
 """Every JSON reader refuses a value nested deeper than 200 and a line over 64 MiB with one line naming the
-file and line (``clineval.core.lines``); ``[[[[...]]]]`` 10,000 deep was a RecursionError traceback."""
+file and line (``clineval.core.helpers.lines``); ``[[[[...]]]]`` 10,000 deep was a RecursionError
+traceback."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any
 import pytest
 
 from clineval.core.errors import DataFileError
-from clineval.core.lines import (
+from clineval.core.helpers.lines import (
     MAX_JSON_DEPTH,
     MAX_LINE_BYTES,
     json_too_deep,

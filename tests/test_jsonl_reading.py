@@ -1,4 +1,4 @@
-"""Every JSON-lines and line-oriented loader reads lines the same way (clineval.core.lines).
+"""Every JSON-lines and line-oriented loader reads lines the same way (clineval.core.helpers.lines).
 
 A raw U+2028, U+2029 or U+0085 inside a JSON string is valid JSON (``json.dumps(ensure_ascii=False)``
 writes them raw) and must not end a line; CRLF files load; a UTF-8 byte order mark is dropped by every
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from clineval.core.errors import DataFileError
-from clineval.core.lines import text_lines
+from clineval.core.helpers.lines import text_lines
 from clineval.datasets.registry import DATASETS
 from clineval.datasets.trec import parse_qrels, parse_topics
 from clineval.systems.predictions import parse_predictions

@@ -20,7 +20,7 @@ import pytest
 
 import clineval.api
 from clineval.config.build import load_suite
-from clineval.core.columns import ScoreColumn, kept_breakdown_keys
+from clineval.core.helpers.columns import ScoreColumn, kept_breakdown_keys
 from clineval.core.protocols import Metric
 from clineval.core.score import Score
 from clineval.metrics.aggregate import compute_metric

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from clineval.core import Case, CaseInput, DataFileError, SystemOutput
-from clineval.core.id_index import CompactIds, HashIndex
+from clineval.core.helpers.id_index import CompactIds, HashIndex
 from clineval.systems import predictions as predictions_module
 from clineval.systems.predictions import PredictionsOptions, PredictionsSystem, read_predictions
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from clineval.core.urls import endpoint_url
+from clineval.core.helpers.urls import endpoint_url
 from clineval.systems import build_system
 from clineval.systems.preflight import Endpoint, endpoint_of, preflight, suite_endpoints
 from clineval.systems.preflight_checks import PROBE_PROMPT

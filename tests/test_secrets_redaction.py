@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from clineval.core.errors import SystemCallError
-from clineval.core.redaction import FRAGMENT, redact
+from clineval.core.helpers.redaction import FRAGMENT, redact
 from clineval.systems._http import JsonHttpClient, status_error
 from clineval.testing import Reply, Rule, Script
 from tests.cli_helpers import MEDQA_ROW, clineval

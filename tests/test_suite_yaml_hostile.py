@@ -14,7 +14,7 @@ import pytest
 
 from clineval.config import load_suite
 from clineval.core.errors import DataFileError, SuiteError
-from clineval.core.safe_yaml import MAX_EXPANDED
+from clineval.core.helpers.safe_yaml import MAX_EXPANDED
 from clineval.guard.scope import Scope
 from clineval.metrics.combined import load_categories
 from clineval.pipelines import load_pipeline_config

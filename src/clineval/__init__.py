@@ -3,7 +3,7 @@
 from typing import TYPE_CHECKING
 
 from clineval.core import __all__ as _core_all
-from clineval.core.lazy import lazy_exports
+from clineval.core.helpers.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from clineval.core import *  # noqa: F403

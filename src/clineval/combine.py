@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from clineval.core import ComponentSpec, MetricValue, Scorer, SuiteSpec, TaskAggregate
-from clineval.core.columns import TaskColumns
 from clineval.core.errors import UserInputError
+from clineval.core.helpers.columns import TaskColumns
 from clineval.metrics.combined import CombinedSpec, combined_for_columns, load_category_map, overall_combined
 
 WARNINGS_KEY = "combined_score_warnings"  # provenance: the warnings of the combined score in force

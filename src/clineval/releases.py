@@ -26,11 +26,11 @@ from clineval.api import record_metrics
 from clineval.combine import WARNINGS_KEY as COMBINED_WARNINGS
 from clineval.combine import combined_spec, refuse_missing, with_combined
 from clineval.core import CaseResult, RunResult, TaskAggregate
-from clineval.core.columns import TaskColumns
 from clineval.core.comparison import RunComparison
 from clineval.core.errors import RunNotFoundError, UserInputError
 from clineval.core.gate_view import GateDecision, GateDecisionRow
-from clineval.core.id_index import HashIndex
+from clineval.core.helpers.columns import TaskColumns
+from clineval.core.helpers.id_index import HashIndex
 from clineval.metrics.aggregate import aggregate_columns
 from clineval.promotion import finished_run
 from clineval.promotion import promote_baseline as promote_baseline  # re-exported

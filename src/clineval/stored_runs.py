@@ -14,7 +14,7 @@ from typing import overload
 
 from clineval.analysis.case_summary import RunTotals, SummaryPlan
 from clineval.core import CaseResult, RunInfo, RunResult, Scorer, SuiteSpec
-from clineval.core.columns import TaskColumns
+from clineval.core.helpers.columns import TaskColumns
 from clineval.scoring.registry import SCORERS
 from clineval.store import ResultStore
 

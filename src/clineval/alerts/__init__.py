@@ -29,14 +29,14 @@ E-mail: plain text (UTF-8, quoted-printable); ``Subject: {subject_prefix} {title
 Secrets: the SMTP password comes from the environment variable named by ``password_env`` at send time; a
 webhook URL is shown only as ``scheme://host/…``. Neither appears in outcomes, logs or errors.
 
-Names are imported lazily on first use (``clineval.core.lazy``), so importing the package is cheap.
+Names are imported lazily on first use (``clineval.core.helpers.lazy``), so importing the package is cheap.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from clineval.core.lazy import lazy_exports
+from clineval.core.helpers.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from clineval.alerts.config import AlertConfig, SmtpConfig, load_alert_config, mask_url

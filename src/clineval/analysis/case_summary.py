@@ -1,6 +1,6 @@
 """Case summaries: each result reduced, when it is written, to what a run's totals are computed from.
 
-A summary (``clineval.core.columns``) keeps the scores' values and labels, the breakdown keys metrics
+A summary (``clineval.core.helpers.columns``) keeps the scores' values and labels, the breakdown keys metrics
 read, the stratification metadata and, under ``x``, each component's outcome (``degradation``), the kind
 and first line of a failed system call's message (``m``, when it failed) and the token usage (``usage``).
 :class:`RunTotals` folds summaries read back from the store into the columns, the failure counts (with a
@@ -26,7 +26,7 @@ from clineval.analysis.degradation import (
     outcomes,
 )
 from clineval.analysis.usage import UsageTotals, case_usages
-from clineval.core.columns import SUMMARY_VERSION, ColumnsBuilder, TaskColumns, summarize_scores
+from clineval.core.helpers.columns import SUMMARY_VERSION, ColumnsBuilder, TaskColumns, summarize_scores
 from clineval.core.output import Usage
 from clineval.core.protocols import Scorer
 from clineval.core.score import CaseResult

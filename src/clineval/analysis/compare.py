@@ -29,9 +29,9 @@ from clineval.analysis.paired import (
     win_tie_loss,
 )
 from clineval.core import CaseResult, MetricValue, TaskAggregate
-from clineval.core.columns import TaskColumns, columns_of
 from clineval.core.comparison import CaseChange, McNemar, MetricDelta, PairedTest, TaskComparison
-from clineval.core.id_index import HashIndex
+from clineval.core.helpers.columns import TaskColumns, columns_of
+from clineval.core.helpers.id_index import HashIndex
 from clineval.metrics import MISSING_STRATUM
 
 __all__ = [

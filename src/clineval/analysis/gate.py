@@ -33,7 +33,7 @@ from clineval.analysis.gate_roles import (
     is_gate_metric,
     is_latency_percentile,
 )
-from clineval.core.columns import TaskColumns, columns_of
+from clineval.core.helpers.columns import TaskColumns, columns_of
 from clineval.core.protocols import Scorer
 from clineval.core.run import MetricValue, RunResult
 from clineval.core.score import CaseResult

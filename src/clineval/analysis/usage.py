@@ -42,8 +42,8 @@ import yaml
 
 from clineval.core import CaseResult, SuiteSpec
 from clineval.core.errors import DataFileError
+from clineval.core.helpers.safe_yaml import check_yaml, decode_yaml
 from clineval.core.output import Usage
-from clineval.core.safe_yaml import check_yaml, decode_yaml
 
 JUDGE_USAGE_KEY = "equivalence_judge_usage"
 PRICE_KEYS = ("prompt_per_1k", "completion_per_1k", "currency")

@@ -12,7 +12,7 @@ Documentation and the table for every built-in task type: docs/audit.md.
 
 from typing import TYPE_CHECKING
 
-from clineval.core.lazy import lazy_exports
+from clineval.core.helpers.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from clineval.audit.context import AuditContext

@@ -1,8 +1,8 @@
 """YAML loading that remembers the line of every key and value, for ``file:line`` error messages.
 
-The text is first checked on the parser's events (:func:`clineval.core.safe_yaml.check_yaml`): no anchor or
-alias (a suite needs none, and this builder would expand every one), only standard tags, bounded nesting
-(so the recursive build below stays shallow), no duplicate key. Only then is it composed and built.
+The text is first checked on the parser's events (:func:`clineval.core.helpers.safe_yaml.check_yaml`): no
+anchor or alias (a suite needs none, and this builder would expand every one), only standard tags, bounded
+nesting (so the recursive build below stays shallow), no duplicate key. Only then is it composed and built.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 from clineval.core.errors import SuiteError
-from clineval.core.safe_yaml import check_yaml
+from clineval.core.helpers.safe_yaml import check_yaml
 
 Loc = tuple[str | int, ...]
 

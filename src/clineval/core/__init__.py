@@ -1,12 +1,12 @@
 """Core values of clineval: frozen pydantic models and protocols, no I/O.
 
-Names are imported lazily (``clineval.core.lazy``): ``from clineval.core import UserInputError`` does not
-build every pydantic model.
+Names are imported lazily (``clineval.core.helpers.lazy``): ``from clineval.core import UserInputError`` does
+not build every pydantic model.
 """
 
 from typing import TYPE_CHECKING
 
-from clineval.core.lazy import lazy_exports
+from clineval.core.helpers.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from clineval.core.case import Case, CaseInput, Reference

@@ -45,7 +45,7 @@ class RunInfo(BaseModel):
 
 class RunResult(BaseModel):
     """A run. ``results`` is a list, or a sequence read from the store when iterated (a stored run of a
-    million cases is never held in memory at once); ``columns`` (``clineval.core.columns``), when set,
+    million cases is never held in memory at once); ``columns`` (``clineval.core.helpers.columns``), when set,
     are the per-case columns that aggregation, compare and reports read instead of the results."""
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
@@ -54,7 +54,8 @@ class RunResult(BaseModel):
     results: Sequence[CaseResult]
     aggregates: dict[str, TaskAggregate]
     overall: dict[str, MetricValue] = Field(default_factory=dict)
-    # task id -> clineval.core.columns.TaskColumns (typed Any: importing core.run must not import numpy)
+    # task id -> clineval.core.helpers.columns.TaskColumns (typed Any: importing core.run must not import
+    # numpy)
     columns: dict[str, Any] | None = Field(default=None, exclude=True, repr=False)
 
     @field_validator("results", mode="wrap")

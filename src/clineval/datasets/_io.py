@@ -9,7 +9,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from clineval.core.errors import DataFileError
-from clineval.core.lines import jsonl_objects, parse_json_document, stream_jsonl_objects, stream_text_lines
+from clineval.core.helpers.lines import (
+    jsonl_objects,
+    parse_json_document,
+    stream_jsonl_objects,
+    stream_text_lines,
+)
 
 T = TypeVar("T")
 
@@ -67,7 +72,7 @@ def csv_checked(rows: Iterator[T], path: Path, line: Callable[[], int]) -> Itera
 
 
 def load_json(path: Path, data: bytes) -> Any:
-    """A whole JSON file (depth-limited like a JSON line: ``clineval.core.lines``)."""
+    """A whole JSON file (depth-limited like a JSON line: ``clineval.core.helpers.lines``)."""
     return parse_json_document(data, path)
 
 

@@ -17,8 +17,8 @@ from typing import Any, BinaryIO, overload
 
 from clineval.core import Case
 from clineval.core.errors import DataFileError
-from clineval.core.id_index import CompactIds, HashIndex
-from clineval.core.lines import READ_BUFFER, parse_json_line, read_line_at, stream_lines
+from clineval.core.helpers.id_index import CompactIds, HashIndex
+from clineval.core.helpers.lines import READ_BUFFER, parse_json_line, read_line_at, stream_lines
 
 MakeCase = Callable[[dict[str, Any], int], Case]
 

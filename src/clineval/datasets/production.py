@@ -37,7 +37,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validato
 
 from clineval.core import Case, CaseInput, LoadedDataset, canonical_json, sha256_text
 from clineval.core.errors import DataFileError
-from clineval.core.lines import MAX_JSON_DEPTH, json_too_deep
+from clineval.core.helpers.lines import MAX_JSON_DEPTH, json_too_deep
 from clineval.datasets._io import resolve, stream_jsonl
 from clineval.datasets.cases import check_unique
 

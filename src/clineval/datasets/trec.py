@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict
 
 from clineval.core import Case, CaseInput, LoadedDataset, Reference
 from clineval.core.errors import DataFileError
-from clineval.core.lines import decode_text, file_lines, text_lines
+from clineval.core.helpers.lines import decode_text, file_lines, text_lines
 from clineval.datasets._io import file_hash, read_bytes, resolve, stream_jsonl
 
 

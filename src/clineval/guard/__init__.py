@@ -13,12 +13,12 @@
 ``GuardConfig`` is built); it is fail-closed by default. A pure layer: imports only ``core`` and ``text``.
 See ``docs/tier1_checks.md``.
 
-Names are imported lazily on first use (``clineval.core.lazy``), so importing the package is cheap.
+Names are imported lazily on first use (``clineval.core.helpers.lazy``), so importing the package is cheap.
 """
 
 from typing import TYPE_CHECKING
 
-from clineval.core.lazy import lazy_exports
+from clineval.core.helpers.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from clineval.guard.checks import (

@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from clineval.core.errors import DataFileError
+from clineval.core.helpers.safe_yaml import safe_load
 from clineval.core.lab_samples import NON_BLOOD_SPECIMENS, latest
-from clineval.core.safe_yaml import safe_load
 from clineval.guard.red_flag_conditions import (
     Condition,
     Facts,

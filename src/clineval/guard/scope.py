@@ -14,7 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from clineval.core.safe_yaml import safe_load
+from clineval.core.helpers.safe_yaml import safe_load
 from clineval.guard.terms import TermIndex
 
 # WHO International Nonproprietary Names stems (WHO/EMP/RHT/TSN/2018.1) of common drug classes.

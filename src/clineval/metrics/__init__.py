@@ -1,11 +1,11 @@
 """clineval.metrics: aggregation of per-case scores (rates, intervals, strata, overall).
 
-Names are imported lazily on first use (``clineval.core.lazy``), so importing the package is cheap.
+Names are imported lazily on first use (``clineval.core.helpers.lazy``), so importing the package is cheap.
 """
 
 from typing import TYPE_CHECKING
 
-from clineval.core.lazy import lazy_exports
+from clineval.core.helpers.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from clineval.metrics.aggregate import MISSING_STRATUM, aggregate_task, overall_scores

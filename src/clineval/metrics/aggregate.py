@@ -15,7 +15,13 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from clineval.core.columns import MISSING_STRATUM, ScoreColumn, TaskColumns, columns_of, kept_breakdown_keys
+from clineval.core.helpers.columns import (
+    MISSING_STRATUM,
+    ScoreColumn,
+    TaskColumns,
+    columns_of,
+    kept_breakdown_keys,
+)
 from clineval.core.protocols import Metric, Scorer
 from clineval.core.run import MetricValue, TaskAggregate
 from clineval.core.score import CaseResult

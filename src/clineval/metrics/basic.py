@@ -14,7 +14,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from clineval.core.columns import ScoreColumn
+from clineval.core.helpers.columns import ScoreColumn
 from clineval.core.run import MetricValue
 from clineval.core.score import Score
 from clineval.metrics.intervals import mean_interval, wilson_interval

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from clineval.core.columns import ScoreColumn
+from clineval.core.helpers.columns import ScoreColumn
 from clineval.core.run import MetricValue
 from clineval.core.score import Score
 from clineval.metrics.intervals import wilson_interval

@@ -46,9 +46,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from clineval.core import CaseResult, MetricValue
-from clineval.core.columns import TaskColumns, columns_of, kept_breakdown_keys
+from clineval.core.helpers.columns import TaskColumns, columns_of, kept_breakdown_keys
+from clineval.core.helpers.safe_yaml import safe_load
 from clineval.core.protocols import Scorer
-from clineval.core.safe_yaml import safe_load
 from clineval.metrics.intervals import constant_interval
 
 _CHUNK_CELLS = 1 << 22  # cells of resampled values drawn at once (a million-case task: 4 resamples)

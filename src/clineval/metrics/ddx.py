@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from clineval.core.columns import ScoreColumn, kept_breakdown_keys
+from clineval.core.helpers.columns import ScoreColumn, kept_breakdown_keys
 from clineval.core.protocols import Metric
 from clineval.core.run import MetricValue
 from clineval.core.score import Score

@@ -1,12 +1,12 @@
 """Scheduled evaluation pipelines (``clineval pipeline nightly|weekly CONFIG``), callable from any scheduler
 (cron, CI, the Airflow DAG in ``integrations/airflow``).
 
-Names are imported lazily on first use (``clineval.core.lazy``), so importing the package is cheap.
+Names are imported lazily on first use (``clineval.core.helpers.lazy``), so importing the package is cheap.
 """
 
 from typing import TYPE_CHECKING
 
-from clineval.core.lazy import lazy_exports
+from clineval.core.helpers.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from clineval.pipelines.config import PipelineConfig, StepEntry, load_pipeline_config

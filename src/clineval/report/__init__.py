@@ -1,11 +1,11 @@
 """clineval.report: rendering only (console, JSON, Markdown, self-contained HTML); never computes a metric.
 
-Names are imported lazily on first use (``clineval.core.lazy``), so importing the package is cheap.
+Names are imported lazily on first use (``clineval.core.helpers.lazy``), so importing the package is cheap.
 """
 
 from typing import TYPE_CHECKING
 
-from clineval.core.lazy import lazy_exports
+from clineval.core.helpers.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from clineval.report.console import print_run_summary

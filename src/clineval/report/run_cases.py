@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from clineval.core import CaseResult, RunResult
-    from clineval.core.columns import TaskColumns
+    from clineval.core.helpers.columns import TaskColumns
 
 Key = tuple[str, str]
 MESSAGE_CHARS = 160  # of a message's first line (analysis.degradation.MESSAGE_CHARS)

@@ -29,7 +29,7 @@ import time
 from collections import deque
 from typing import Any
 
-from clineval.core.urls import endpoint_url
+from clineval.core.helpers.urls import endpoint_url
 from clineval.runner.policy import CallPolicy
 
 log = logging.getLogger(__name__)

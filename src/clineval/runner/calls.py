@@ -18,9 +18,9 @@ from collections.abc import Callable
 
 from clineval.core.case import Case
 from clineval.core.errors import RetryableCallError, SystemCallError
+from clineval.core.helpers.redaction import exception_message
 from clineval.core.output import SystemOutput
 from clineval.core.protocols import System
-from clineval.core.redaction import exception_message
 from clineval.runner.breaker import CircuitDead, breaker_for
 from clineval.runner.cache import ResponseCache
 from clineval.runner.policy import CallPolicy

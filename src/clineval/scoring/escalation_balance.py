@@ -39,7 +39,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from clineval.core import MetricValue, Score
-from clineval.core.columns import ScoreColumn
+from clineval.core.helpers.columns import ScoreColumn
 from clineval.metrics.intervals import wilson_interval
 
 NEEDED, CORRECT, ESCALATED = "escalation_needed", "escalation_correct", "escalated"

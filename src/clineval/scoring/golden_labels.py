@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from clineval.core import MetricValue, Score, ScoringContext, StructuredOutput
-from clineval.core.columns import ScoreColumn
+from clineval.core.helpers.columns import ScoreColumn
 from clineval.guard import parse
 from clineval.metrics.intervals import bootstrap_interval
 

@@ -35,7 +35,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from clineval.core import Metric, MetricValue, Score, ScoringContext
-from clineval.core.columns import ScoreColumn
+from clineval.core.helpers.columns import ScoreColumn
 from clineval.metrics.basic import Accuracy
 from clineval.metrics.breakdown import BreakdownRate
 from clineval.metrics.intervals import constant_interval

@@ -44,8 +44,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from clineval.core import Metric, MetricValue, Score, ScoringContext, SystemOutput
-from clineval.core.columns import ScoreColumn
 from clineval.core.errors import SuiteError
+from clineval.core.helpers.columns import ScoreColumn
 from clineval.metrics.basic import Accuracy
 from clineval.scoring.rule_engine import RuleSet, evaluate_rules, load_rules
 from clineval.scoring.rule_model import packaged_rules

@@ -34,7 +34,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from clineval.core.columns import ScoreColumn
+from clineval.core.helpers.columns import ScoreColumn
 from clineval.core.judging import JudgeDecision, JudgeRequest, judgments_of, sample_decisions
 from clineval.core.output import SystemOutput
 from clineval.core.protocols import Metric, ScoringContext

@@ -46,7 +46,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from clineval.core.columns import ScoreColumn
+from clineval.core.helpers.columns import ScoreColumn
 from clineval.core.judging import JudgeRequest, judgments_of, sample_decisions
 from clineval.core.output import SystemOutput
 from clineval.core.protocols import Metric, ScoringContext

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from clineval.core.clinical_thresholds import resolve_threshold
 from clineval.core.errors import DataFileError
-from clineval.core.safe_yaml import safe_load
+from clineval.core.helpers.safe_yaml import safe_load
 
 Op = Literal[">", ">=", "<", "<=", "==", "present", "absent", "flagged"]
 KINDS = ("lab", "vital", "score", "ef", "finding", "measurement", "allergy", "age", "event")

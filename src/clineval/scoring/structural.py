@@ -29,7 +29,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from clineval.core import Metric, MetricValue, Score, ScoringContext, StructuredOutput
-from clineval.core.columns import ScoreColumn
+from clineval.core.helpers.columns import ScoreColumn
 from clineval.guard import GuardConfig, parse
 from clineval.guard.checks import CHECKS, escalation_text, schema_check
 from clineval.guard.config import TOTAL, CheckResult

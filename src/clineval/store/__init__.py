@@ -1,11 +1,11 @@
 """clineval.store: runs and per-case results in SQLAlchemy (SQLite file by default, PostgreSQL by URL).
 
-Names are imported lazily on first use (``clineval.core.lazy``), so importing the package is cheap.
+Names are imported lazily on first use (``clineval.core.helpers.lazy``), so importing the package is cheap.
 """
 
 from typing import TYPE_CHECKING
 
-from clineval.core.lazy import lazy_exports
+from clineval.core.helpers.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from clineval.store.engine import display_url, make_engine

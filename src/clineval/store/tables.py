@@ -104,7 +104,8 @@ case_results = Table(
     Column("status", String(16), nullable=False),
     Column("result", JSON, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
-    # the case summary (clineval.core.columns): what aggregation reads; NULL for results stored before it
+    # the case summary (clineval.core.helpers.columns): what aggregation reads; NULL for results stored before
+    # it
     Column("summary", Text, nullable=True),
     CheckConstraint("status IN ('ok', 'failed')", name="ck_case_results_status"),
     UniqueConstraint("run_id", "case_key", name="uq_case_results_key"),

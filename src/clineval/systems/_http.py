@@ -22,8 +22,8 @@ from typing import Any
 import aiohttp
 
 from clineval.core.errors import RetryableCallError, SystemCallError
-from clineval.core.lines import json_too_deep
-from clineval.core.redaction import FRAGMENT, redact, redact_clip
+from clineval.core.helpers.lines import json_too_deep
+from clineval.core.helpers.redaction import FRAGMENT, redact, redact_clip
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _MAX_MESSAGE = 300  # characters of a server's error message kept

@@ -33,7 +33,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from clineval.core.errors import DataFileError
-from clineval.core.lines import parse_json_document
+from clineval.core.helpers.lines import parse_json_document
 from clineval.core.output import DifferentialItem, StructuredOutput, SystemOutput, TranscriptTurn
 
 LddxFormat = Literal["results", "transcript"]
@@ -289,7 +289,7 @@ def detect_format(obj: Any) -> LddxFormat | None:
 
 def parse_lddx(data: bytes, path: Path, expected: LddxFormat | None = None) -> LddxRecord:
     """An LDDx file's bytes -> LddxRecord; ``expected`` None = detect the format from the content."""
-    obj = parse_json_document(data, path)  # syntax, UTF-8 and nesting depth (clineval.core.lines)
+    obj = parse_json_document(data, path)  # syntax, UTF-8 and nesting depth (clineval.core.helpers.lines)
     kind = detect_format(obj)
     if kind is None or (expected is not None and kind != expected):
         wanted = expected or "results or transcript"

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from clineval.core.case import Case
 from clineval.core.errors import SystemCallError
-from clineval.core.lines import json_too_deep
+from clineval.core.helpers.lines import json_too_deep
 from clineval.core.output import SystemOutput, Usage
 from clineval.core.specs import ComponentSpec, canonical_json, sha256_text
 from clineval.systems._http import JsonHttpClient

@@ -26,8 +26,8 @@ from pydantic import BaseModel, ConfigDict
 
 from clineval.core.case import Case
 from clineval.core.errors import DataFileError
-from clineval.core.id_index import CompactIds, HashIndex
-from clineval.core.lines import READ_BUFFER, file_lines, parse_json_line, read_line_at, stream_lines
+from clineval.core.helpers.id_index import CompactIds, HashIndex
+from clineval.core.helpers.lines import READ_BUFFER, file_lines, parse_json_line, read_line_at, stream_lines
 from clineval.core.output import SystemOutput
 from clineval.core.specs import ComponentSpec
 from clineval.systems._outputs import OutputFormat, error_from_value, output_from_value, usage_from_value

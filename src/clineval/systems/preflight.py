@@ -24,9 +24,9 @@ connection. No probe call: its POST carries a case of the task's own shape and m
 pipeline that writes), so the run's first case is its check.
 
 The probe is neither cached nor counted as a case; a key never reaches a message (redacted like every
-call's) and URLs are shown without credentials (``clineval.core.urls``). This module says which endpoints
-and checks the variables; ``clineval.systems.preflight_checks`` (aiohttp, imported only when a run has a
-live endpoint) does steps 2 to 4.
+call's) and URLs are shown without credentials (``clineval.core.helpers.urls``). This module says which
+endpoints and checks the variables; ``clineval.systems.preflight_checks`` (aiohttp, imported only when a run
+has a live endpoint) does steps 2 to 4.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from clineval.core.errors import UserInputError
-from clineval.core.urls import endpoint_url
+from clineval.core.helpers.urls import endpoint_url
 
 log = logging.getLogger(__name__)
 HOSTED_HOSTS = frozenset({"api.openai.com"})  # hosts that refuse every call without a key

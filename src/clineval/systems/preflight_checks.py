@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-from clineval.core.redaction import redact
+from clineval.core.helpers.redaction import redact
 from clineval.systems._http import status_error
 from clineval.systems.preflight import Endpoint, PreflightError
 

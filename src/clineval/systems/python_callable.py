@@ -21,8 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from clineval.core.case import Case
 from clineval.core.errors import SuiteError, SystemCallError
+from clineval.core.helpers.redaction import exception_message
 from clineval.core.output import SystemOutput
-from clineval.core.redaction import exception_message
 from clineval.core.specs import ComponentSpec, canonical_json, sha256_text
 from clineval.systems._outputs import OutputFormat, output_from_value
 

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from clineval.core.case import Case
 from clineval.core.errors import DataFileError
-from clineval.core.lines import file_lines
+from clineval.core.helpers.lines import file_lines
 from clineval.core.output import RetrievedDoc, StructuredOutput, SystemOutput
 from clineval.core.specs import ComponentSpec
 from clineval.systems._replay import ReplaySystem

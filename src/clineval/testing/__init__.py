@@ -5,12 +5,12 @@ scorers (``audit_scorers``, ``assert_not_inflated``: docs/audit.md).
 ``running_server`` lives in ``clineval.testing.openai_server``, which is not imported here so that
 ``python -m clineval.testing.openai_server`` runs cleanly.
 
-Names are imported lazily on first use (``clineval.core.lazy``), so importing the package is cheap.
+Names are imported lazily on first use (``clineval.core.helpers.lazy``), so importing the package is cheap.
 """
 
 from typing import TYPE_CHECKING
 
-from clineval.core.lazy import lazy_exports
+from clineval.core.helpers.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from clineval.testing.audit import assert_not_inflated, audit_scorers

@@ -1,12 +1,12 @@
 """clineval.text: normalisation and answer extraction (pure functions over strings).
 
-Names are imported lazily (``clineval.core.lazy``): ``from clineval.text import normalize_text`` does not
-load the fuzzy matcher, the stemmer, the question rules or the diagnosis vocabulary.
+Names are imported lazily (``clineval.core.helpers.lazy``): ``from clineval.text import normalize_text`` does
+not load the fuzzy matcher, the stemmer, the question rules or the diagnosis vocabulary.
 """
 
 from typing import TYPE_CHECKING
 
-from clineval.core.lazy import lazy_exports
+from clineval.core.helpers.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from clineval.text.abbreviations import (

@@ -49,7 +49,7 @@ from pathlib import Path
 import yaml
 
 from clineval.core.errors import DataFileError
-from clineval.core.safe_yaml import check_yaml
+from clineval.core.helpers.safe_yaml import check_yaml
 from clineval.text.abbreviations import expand_tokens
 from clineval.text.matching import match_tokens
 from clineval.text.name_normalisation import american, join_prefixes, singular, state_free

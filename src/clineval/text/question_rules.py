@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 from clineval.core.errors import DataFileError
-from clineval.core.safe_yaml import safe_load
+from clineval.core.helpers.safe_yaml import safe_load
 
 QUESTION_TYPES = (
     "diagnostic",

@@ -1,4 +1,4 @@
-"""case_results.summary: each result's case summary (``clineval.core.columns``), the compact JSON that
+"""case_results.summary: each result's case summary (``clineval.core.helpers.columns``), the compact JSON that
 aggregation, compare and reports read instead of the full result. NULL for results written before it:
 those are summarized from the full result when read.
 

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from clineval.core.id_index import CompactIds
+from clineval.core.helpers.id_index import CompactIds
 from clineval.core.score import CaseResult, Score
 
 SUMMARY_VERSION = 1
