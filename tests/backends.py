@@ -50,6 +50,8 @@ def postgres_schema_url() -> Iterator[str]:
 def backend_url(backend: str, folder: Path) -> Iterator[str]:
     """A store URL on ``backend`` ("sqlite": a file under ``folder``; "postgresql": a fresh schema)."""
     if backend == "sqlite":
+        # the folder exists: a missing store folder is an error for the CLI unless --create-store
+        (folder / "nested" / "dir").mkdir(parents=True, exist_ok=True)
         yield f"sqlite:///{folder}/nested/dir/clineval.db"
     else:
         with postgres_schema_url() as url:
