@@ -8,6 +8,9 @@ cached on the package. Type checkers read the same names from an ``if TYPE_CHECK
         from clineval.report.files import write_reports
     __all__ = ["write_reports"]
     __getattr__, __dir__ = lazy_exports(__name__, {"clineval.report.files": ("write_reports",)})
+
+A name the package used to export from a module that has since moved resolves through
+:func:`clineval.core.helpers.moved.moved_name` (a ``DeprecationWarning`` naming the new path).
 """
 
 from __future__ import annotations
@@ -25,8 +28,10 @@ def lazy_exports(
 
     def __getattr__(name: str) -> object:
         module = owner.get(name)
-        if module is None:
-            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        if module is None:  # a name the package re-exported from a module that has since moved: warns
+            from clineval.core.helpers.moved import moved_name
+
+            return moved_name(package, name)
         value = getattr(importlib.import_module(module), name)
         setattr(sys.modules[package], name, value)  # the next access is a plain attribute read
         return value

@@ -1,0 +1,98 @@
+"""Old import paths of the modules that moved when the package was regrouped by clinical domain (issue 24).
+
+Every old path keeps working for one release: importing it warns with a ``DeprecationWarning`` that names the
+new path, and gives a module whose every attribute is the new module's (the same objects). A name that a
+package used to re-export from a moved module (``from clineval.text import extract_choice``) warns the same
+way, through the package's lazy exports (:func:`clineval.core.helpers.lazy.lazy_exports`).
+
+One table instead of a stub file per old path: stubs would refill the old folders (``scoring/`` would keep 40
+modules) and every one of them would import a domain from below it. :func:`install` (called by
+``clineval/__init__``) appends the finder to ``sys.meta_path``, so it is asked only about names the normal
+import system did not find; a moved *package* (``clineval.guard``) gets an empty ``__path__``, so each of its
+old submodules is resolved here too, never loaded a second time from its new folder.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+import warnings
+from collections.abc import Sequence
+from importlib.machinery import ModuleSpec
+
+REMOVED_IN = "the next release"
+
+# The table is written by the moves' script (one entry per module that moved); edit by hand only to add one.
+# BEGIN TABLE
+MOVED_MODULES: dict[str, str] = {
+    "clineval.core.columns": "clineval.core.helpers.columns",
+    "clineval.core.id_index": "clineval.core.helpers.id_index",
+    "clineval.core.lazy": "clineval.core.helpers.lazy",
+    "clineval.core.lines": "clineval.core.helpers.lines",
+    "clineval.core.redaction": "clineval.core.helpers.redaction",
+    "clineval.core.safe_yaml": "clineval.core.helpers.safe_yaml",
+    "clineval.core.urls": "clineval.core.helpers.urls",
+}
+MOVED_NAMES: dict[str, dict[str, str]] = {}
+# END TABLE
+
+
+def message(old: str, new: str) -> str:
+    return f"{old} is deprecated: import {new} instead (the old path is removed in {REMOVED_IN})"
+
+
+class _Alias(types.ModuleType):
+    """An old module path: every attribute is read from the module that replaced it."""
+
+    def __getattr__(self, name: str) -> object:
+        target = self.__dict__.get("_target")
+        if target is None:  # still being set up by the import system
+            raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
+        return getattr(target, name)
+
+    def __dir__(self) -> list[str]:
+        return dir(self.__dict__.get("_target"))
+
+
+class _Finder:
+    """A meta path finder and loader for the old paths in :data:`MOVED_MODULES`."""
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: types.ModuleType | None = None
+    ) -> ModuleSpec | None:
+        if fullname not in MOVED_MODULES:
+            return None
+        is_package = any(old.startswith(fullname + ".") for old in MOVED_MODULES)
+        return ModuleSpec(fullname, self, is_package=is_package)  # type: ignore[arg-type]
+
+    def create_module(self, spec: ModuleSpec) -> types.ModuleType:
+        return _Alias(spec.name)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        new = MOVED_MODULES[module.__name__]
+        warnings.warn(message(module.__name__, new), DeprecationWarning, stacklevel=2)
+        target = importlib.import_module(new)
+        module.__dict__["_target"] = target
+        module.__dict__["__doc__"] = target.__doc__
+        if module.__spec__ is not None and module.__spec__.submodule_search_locations is not None:
+            module.__dict__["__path__"] = []  # its old submodules are aliases too (above), never reloaded
+
+
+_FINDER = _Finder()
+
+
+def install() -> None:
+    """Resolve the old paths (idempotent)."""
+    if _FINDER not in sys.meta_path:
+        sys.meta_path.append(_FINDER)  # type: ignore[arg-type]
+
+
+def moved_name(package: str, name: str) -> object:
+    """``package.name`` where ``package`` used to re-export ``name`` from a module that moved; AttributeError
+    (as from any module) when it did not."""
+    new = MOVED_NAMES.get(package, {}).get(name)
+    if new is None:
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+    warnings.warn(message(f"{package}.{name}", f"{new}.{name}"), DeprecationWarning, stacklevel=3)
+    return getattr(importlib.import_module(new), name)
