@@ -37,9 +37,7 @@ def test_an_old_module_path_warns_and_gives_the_new_objects(old: str, new: str) 
     ("package", "name", "new"),
     sorted((package, name, new) for package, names in MOVED_NAMES.items() for name, new in names.items()),
 )
-def test_a_name_a_package_used_to_export_warns_and_is_the_same(
-    package: str, name: str, new: str
-) -> None:
+def test_a_name_a_package_used_to_export_warns_and_is_the_same(package: str, name: str, new: str) -> None:
     module = importlib.import_module(package)
     with pytest.warns(DeprecationWarning, match=re.escape(f"import {new}.{name} instead")):
         value = getattr(module, name)
