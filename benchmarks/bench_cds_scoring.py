@@ -20,8 +20,8 @@ from pathlib import Path
 
 from clineval.core import Case, CaseInput, Reference, ScoringContext, SystemOutput
 from clineval.core.cds_report import CdsReport
-from clineval.scoring.cds_report import CdsReportScorer
-from clineval.text.question_types import classify_question
+from clineval.mcq.cds_report import CdsReportScorer
+from clineval.mcq.question_types import classify_question
 
 MEDQA = (
     Path(__file__).resolve().parents[2]

@@ -37,11 +37,11 @@ import aiohttp
 
 from clineval.analysis.case_summary import SummaryPlan
 from clineval.core import Case, CaseInput, Reference, RunInfo, SuiteSpec, SystemOutput
+from clineval.mcq.scorer import MCQScorer
 from clineval.metrics.aggregate import breakdown_plan
 from clineval.runner.cache import ResponseCache
 from clineval.runner.engine import RunSettings, TaskStats, run_gc, run_task
 from clineval.runner.policy import CallPolicy
-from clineval.scoring.mcq import MCQScorer
 from clineval.store import ResultStore
 from clineval.systems import build_system
 from clineval.testing import Script, running_server_process

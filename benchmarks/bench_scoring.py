@@ -16,9 +16,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from clineval.core import Case, CaseInput, CaseResult, Reference, ScoringContext, SystemOutput
+from clineval.mcq.answer_extraction import extract_choice
+from clineval.mcq.scorer import MCQScorer
 from clineval.metrics import aggregate_task
-from clineval.scoring import MCQScorer
-from clineval.text import extract_choice
 
 MODELS = ("gpt-4-32k", "gpt-35-turbo-16k")
 

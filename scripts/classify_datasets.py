@@ -29,7 +29,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from clineval.text.question_types import QUESTION_TYPES, Classification, classify_question, load_rules
+from clineval.mcq.question_types import QUESTION_TYPES, Classification, classify_question, load_rules
 from clineval.text.stems import split_question
 
 REPO = Path(__file__).resolve().parents[1]

@@ -6,7 +6,8 @@ import dataclasses
 
 import pytest
 
-from clineval.text import Extraction, extract_choice, normalize_text
+from clineval.mcq.answer_extraction import Extraction, extract_choice
+from clineval.text import normalize_text
 
 MCQ = {"A": "Carboplatin", "B": "Oxaliplatin", "C": "Cisplatin", "D": "Paclitaxel"}
 YNM = {"A": "yes", "B": "no", "C": "maybe"}

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from clineval.text import extract_choice
+from clineval.mcq.answer_extraction import extract_choice
 
 DATA = json.loads((Path(__file__).parent / "data" / "answer_formats.json").read_text(encoding="utf-8"))
 CASES: list[dict[str, Any]] = DATA["cases"]

@@ -12,6 +12,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "clineval"
 ALLOWED: dict[str, set[str]] = {
     "core": {"core"},
     "text": {"core", "text"},
+    "mcq": {"core", "text", "metrics", "mcq"},
     # Departure from ARCHITECTURE.md: a scorer declares how its scores aggregate (inspect_ai's
     # @scorer(metrics=[...])), so scoring imports metrics; metrics imports only core, so there is no cycle.
     "scoring": {"core", "text", "metrics", "scoring", "guard"},

@@ -9,8 +9,8 @@ from pydantic import ValidationError
 
 from clineval.core import Case, CaseInput, Reference, ScoringContext, SystemOutput
 from clineval.core.cds_report import CdsReport
-from clineval.scoring.cds_report import CdsReportScorer
-from clineval.scoring.mcq_selection import MCQSelectionScorer
+from clineval.mcq.cds_report import CdsReportScorer
+from clineval.mcq.selection import MCQSelectionScorer
 
 OPTIONS = {
     "A": "Pulmonary embolism",

@@ -137,7 +137,7 @@ def _spec(scorers: list[str], annotators: list[str] = []) -> SuiteSpec:  # noqa:
 
 
 def test_provenance_hashes_the_question_rules_only_when_a_task_classifies_questions() -> None:
-    rules = SRC / "text" / "data" / "question_type_rules.yaml"
+    rules = SRC / "mcq" / "data" / "question_type_rules.yaml"
     expected = hashlib.sha256(rules.read_bytes()).hexdigest()
     assert set(provenance.vocabularies(_spec(["mcq"]))) == {"abbreviations"}
     assert provenance.vocabularies(_spec(["mcq", "cds_report"]))["question_type_rules"] == expected

@@ -17,8 +17,9 @@ from clineval.core import (
     SuiteError,
     SystemOutput,
 )
+from clineval.mcq.scorer import MCQOptions, MCQScorer
 from clineval.metrics import Accuracy
-from clineval.scoring import SCORERS, MCQOptions, MCQScorer
+from clineval.scoring import SCORERS
 
 OPTIONS = {"A": "Carboplatin", "B": "Oxaliplatin", "C": "Cisplatin", "D": "Paclitaxel"}
 

@@ -22,6 +22,7 @@ from clineval.core import (
     SystemOutput,
     TaskAggregate,
 )
+from clineval.mcq.scorer import MCQScorer
 from clineval.metrics import (
     Accuracy,
     Count,
@@ -32,7 +33,6 @@ from clineval.metrics import (
     overall_scores,
     wilson_interval,
 )
-from clineval.scoring import MCQScorer
 
 # ---- Wilson ----------------------------------------------------------------------------------------------
 

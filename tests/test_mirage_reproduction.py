@@ -31,7 +31,7 @@ from pathlib import Path
 import pytest
 
 from clineval.core import Case, CaseInput, Reference, ScoringContext, SystemOutput
-from clineval.scoring import MCQScorer
+from clineval.mcq.scorer import MCQScorer
 from tests.helpers import SHARED_DATA
 
 DATA = SHARED_DATA
@@ -355,7 +355,7 @@ FREE_TEXT_DISAGREEMENTS = {
 
 def free_text_reading(name: str) -> tuple[tuple[int, int, int], list[tuple[str, str, str]]]:
     """((agree, unparsed, disagree), [(id, field letter, free-text letter)]) for one file."""
-    from clineval.text import extract_choice
+    from clineval.mcq.answer_extraction import extract_choice
 
     golds = gold_for(name.split("__")[0])
     counts = [0, 0, 0]

@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from clineval.text.question_rules import (
+from clineval.mcq.question_rules import (
     QUESTION_TYPE_RULES_SHA256,
     QUESTION_TYPE_RULES_VERSION,
     QUESTION_TYPES,
     load_rules,
     rules_sha256,
 )
-from clineval.text.question_types import Classification, classify_question
+from clineval.mcq.question_types import Classification, classify_question
 from tests.helpers import shared_data
 
 DATA = Path(__file__).parent / "data"
@@ -465,7 +465,7 @@ def test_unreadable_or_malformed_rules_files(tmp_path: Path) -> None:
 
 
 def test_packaged_rules_hash_and_version_are_stable() -> None:
-    data = resources.files("clineval.text").joinpath("data", "question_type_rules.yaml").read_bytes()
+    data = resources.files("clineval.mcq").joinpath("data", "question_type_rules.yaml").read_bytes()
     rules = load_rules()
     assert rules_sha256() == rules.sha256 == hashlib.sha256(data).hexdigest() == QUESTION_TYPE_RULES_SHA256, (
         "the rules file changed: bump its version and update QUESTION_TYPE_RULES_SHA256/_VERSION"

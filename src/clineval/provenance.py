@@ -44,7 +44,7 @@ def file_sha256(path: Path) -> str:
 
 
 def _packaged_rules_sha256() -> str:
-    return _packaged_sha256("clineval.text", "data/question_type_rules.yaml")
+    return _packaged_sha256("clineval.mcq", "data/question_type_rules.yaml")
 
 
 def uses_question_rules(spec: SuiteSpec) -> bool:

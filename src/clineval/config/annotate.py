@@ -33,7 +33,7 @@ class QuestionTypeOptions(BaseModel):
     @field_validator("appropriate")
     @classmethod
     def _known_types(cls, value: list[str]) -> list[str]:
-        from clineval.text.question_rules import QUESTION_TYPES
+        from clineval.mcq.question_rules import QUESTION_TYPES
 
         unknown = sorted(set(value) - set(QUESTION_TYPES))
         if unknown:
@@ -42,8 +42,8 @@ class QuestionTypeOptions(BaseModel):
 
 
 def question_type_annotator(options: Mapping[str, Any], base_dir: Path) -> tuple[Annotator, ComponentSpec]:
-    from clineval.text.question_rules import load_rules
-    from clineval.text.question_types import classify_question
+    from clineval.mcq.question_rules import load_rules
+    from clineval.mcq.question_types import classify_question
     from clineval.text.stems import split_question
 
     opts = QuestionTypeOptions.model_validate(dict(options))

@@ -1,6 +1,6 @@
 """One registry (name -> factory) for every kind of component a suite can name.
 
-A factory may be registered by name (``add_lazy("mcq", "clineval.scoring.mcq:make_mcq_scorer")``): its module
+A factory may be registered by name (``add_lazy("mcq", "clineval.mcq.scorer:make_mcq_scorer")``): its module
 is imported on first ``get``, so a suite that names one scorer does not import all of them (fast start).
 """
 

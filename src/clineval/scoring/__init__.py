@@ -1,6 +1,8 @@
-"""clineval.scoring: scorers, pure functions of one ScoringContext -> Score.
+"""clineval.scoring: the scorer registry, a suite's scorer names -> the factories of the clinical domains'
+scorers (``clineval.mcq``, ``clineval.ddx``, ``clineval.cds``, ``clineval.judging``, ``clineval.quality``).
 
-Names are imported lazily on first use (``clineval.core.helpers.lazy``), so importing the package is cheap.
+A scorer is a pure function of one ScoringContext -> Score. Factories are registered by name
+(``"module:attribute"``), so importing the registry imports no scorer.
 """
 
 from typing import TYPE_CHECKING
@@ -8,15 +10,13 @@ from typing import TYPE_CHECKING
 from clineval.core.helpers.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from clineval.scoring.mcq import MCQOptions, MCQScorer, make_mcq_scorer
     from clineval.scoring.registry import SCORERS, ScorerFactory
 
-__all__ = ["SCORERS", "MCQOptions", "MCQScorer", "ScorerFactory", "make_mcq_scorer"]
+__all__ = ["SCORERS", "ScorerFactory"]
 
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
-        "clineval.scoring.mcq": ("MCQOptions", "MCQScorer", "make_mcq_scorer"),
         "clineval.scoring.registry": ("SCORERS", "ScorerFactory"),
     },
 )

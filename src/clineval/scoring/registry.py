@@ -16,9 +16,9 @@ ScorerFactory = Callable[[Mapping[str, Any]], Scorer]
 
 # Factories are named, not imported: a suite imports only the modules of the components it uses.
 SCORERS: Registry[ScorerFactory] = Registry("scorer")
-SCORERS.add_lazy("mcq", "clineval.scoring.mcq:make_mcq_scorer")
-SCORERS.add_lazy("mcq_selection", "clineval.scoring.mcq_selection:make_mcq_selection_scorer")
-SCORERS.add_lazy("cds_report", "clineval.scoring.cds_report:make_cds_report_scorer")
+SCORERS.add_lazy("mcq", "clineval.mcq.scorer:make_mcq_scorer")
+SCORERS.add_lazy("mcq_selection", "clineval.mcq.selection:make_mcq_selection_scorer")
+SCORERS.add_lazy("cds_report", "clineval.mcq.cds_report:make_cds_report_scorer")
 SCORERS.add_lazy("ddx", "clineval.scoring.ddx:make_ddx_scorer")
 SCORERS.add_lazy("process", "clineval.scoring.process:make_process_scorer")
 SCORERS.add_lazy("retrieval", "clineval.scoring.retrieval:make_retrieval_scorer")

@@ -13,7 +13,7 @@ MCQ selection step. Before, a DDx case got an empty differential: every DDx scor
 
 ``--list-all`` (``list_all=True``) is the gaming stand-in: every section lists every option (in the same
 word-overlap order), the report a system would return to be "right" wherever the answer is looked for.
-Type-aware scoring must not reward it (see ``clineval.scoring.cds_report``: several options named where
+Type-aware scoring must not reward it (see ``clineval.mcq.cds_report``: several options named where
 the answer belongs is ``ambiguous`` unless the correct one comes first).
 
     python -m clineval.testing.cds_pipeline --port 8001 [--reports reports.json] [--latency 0.05] [--list-all]

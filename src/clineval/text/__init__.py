@@ -16,7 +16,6 @@ if TYPE_CHECKING:
         expand_abbreviations,
         load_abbreviations,
     )
-    from clineval.text.answer_extraction import Extraction, extract_choice
     from clineval.text.diagnosis_vocab import (
         DiagnosisVocabulary,
         diagnosis_vocab_sha256,
@@ -34,15 +33,6 @@ if TYPE_CHECKING:
         prepare,
     )
     from clineval.text.normalize import contains_phrase, normalize_text
-    from clineval.text.question_rules import (
-        QUESTION_TYPE_RULES_SHA256,
-        QUESTION_TYPE_RULES_VERSION,
-        QUESTION_TYPES,
-        RuleSet,
-        load_rules,
-        rules_sha256,
-    )
-    from clineval.text.question_types import Classification, classify_question
     from clineval.text.stemming import stem
     from clineval.text.stems import QuestionParts, split_question
     from clineval.text.stopwords import STOP_WORDS, content_tokens, is_stop_word
@@ -51,33 +41,24 @@ if TYPE_CHECKING:
 __all__ = [
     "ABBREVIATIONS_SHA256",
     "ABBREVIATIONS_VERSION",
-    "QUESTION_TYPES",
-    "QUESTION_TYPE_RULES_SHA256",
-    "QUESTION_TYPE_RULES_VERSION",
     "STOP_WORDS",
-    "Classification",
     "DiagnosisVocabulary",
     "Equivalence",
-    "Extraction",
     "MatchResult",
     "PreparedText",
     "QuestionParts",
-    "RuleSet",
     "Terminology",
     "abbreviations_sha256",
     "best_match",
-    "classify_question",
     "contains_phrase",
     "content_tokens",
     "diagnosis_vocab_sha256",
     "equivalent",
     "expand_abbreviations",
     "explain_match",
-    "extract_choice",
     "fuzzy_match",
     "is_stop_word",
     "load_abbreviations",
-    "load_rules",
     "load_terminology",
     "load_vocabulary",
     "match_score",
@@ -85,7 +66,6 @@ __all__ = [
     "normalize_for_match",
     "normalize_text",
     "prepare",
-    "rules_sha256",
     "split_question",
     "stem",
     "synonyms_of",
@@ -101,7 +81,6 @@ __getattr__, __dir__ = lazy_exports(
             "expand_abbreviations",
             "load_abbreviations",
         ),
-        "clineval.text.answer_extraction": ("Extraction", "extract_choice"),
         "clineval.text.diagnosis_vocab": (
             "DiagnosisVocabulary",
             "diagnosis_vocab_sha256",
@@ -120,15 +99,6 @@ __getattr__, __dir__ = lazy_exports(
             "prepare",
         ),
         "clineval.text.normalize": ("contains_phrase", "normalize_text"),
-        "clineval.text.question_rules": (
-            "QUESTION_TYPE_RULES_SHA256",
-            "QUESTION_TYPE_RULES_VERSION",
-            "QUESTION_TYPES",
-            "RuleSet",
-            "load_rules",
-            "rules_sha256",
-        ),
-        "clineval.text.question_types": ("Classification", "classify_question"),
         "clineval.text.stemming": ("stem",),
         "clineval.text.stems": ("QuestionParts", "split_question"),
         "clineval.text.stopwords": ("STOP_WORDS", "content_tokens", "is_stop_word"),

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from importlib.machinery import ModuleSpec
 
 REMOVED_IN = "the next release"
+_TARGET = "__clineval_moved_to__"  # where an alias module keeps the module it stands for
 
 # The table is written by the moves' script (one entry per module that moved); edit by hand only to add one.
 # BEGIN TABLE
@@ -33,8 +34,36 @@ MOVED_MODULES: dict[str, str] = {
     "clineval.core.redaction": "clineval.core.helpers.redaction",
     "clineval.core.safe_yaml": "clineval.core.helpers.safe_yaml",
     "clineval.core.urls": "clineval.core.helpers.urls",
+    "clineval.scoring.cds_options": "clineval.mcq.cds_options",
+    "clineval.scoring.cds_report": "clineval.mcq.cds_report",
+    "clineval.scoring.mcq": "clineval.mcq.scorer",
+    "clineval.scoring.mcq_selection": "clineval.mcq.selection",
+    "clineval.text.answer_conclusion": "clineval.mcq.answer_conclusion",
+    "clineval.text.answer_extraction": "clineval.mcq.answer_extraction",
+    "clineval.text.answer_options": "clineval.mcq.answer_options",
+    "clineval.text.answer_patterns": "clineval.mcq.answer_patterns",
+    "clineval.text.question_rules": "clineval.mcq.question_rules",
+    "clineval.text.question_types": "clineval.mcq.question_types",
 }
-MOVED_NAMES: dict[str, dict[str, str]] = {}
+MOVED_NAMES: dict[str, dict[str, str]] = {
+    "clineval.scoring": {
+        "MCQOptions": "clineval.mcq.scorer",
+        "MCQScorer": "clineval.mcq.scorer",
+        "make_mcq_scorer": "clineval.mcq.scorer",
+    },
+    "clineval.text": {
+        "Classification": "clineval.mcq.question_types",
+        "Extraction": "clineval.mcq.answer_extraction",
+        "QUESTION_TYPES": "clineval.mcq.question_rules",
+        "QUESTION_TYPE_RULES_SHA256": "clineval.mcq.question_rules",
+        "QUESTION_TYPE_RULES_VERSION": "clineval.mcq.question_rules",
+        "RuleSet": "clineval.mcq.question_rules",
+        "classify_question": "clineval.mcq.question_types",
+        "extract_choice": "clineval.mcq.answer_extraction",
+        "load_rules": "clineval.mcq.question_rules",
+        "rules_sha256": "clineval.mcq.question_rules",
+    },
+}
 # END TABLE
 
 
@@ -46,13 +75,13 @@ class _Alias(types.ModuleType):
     """An old module path: every attribute is read from the module that replaced it."""
 
     def __getattr__(self, name: str) -> object:
-        target = self.__dict__.get("_target")
+        target = self.__dict__.get(_TARGET)
         if target is None:  # still being set up by the import system
             raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
         return getattr(target, name)
 
     def __dir__(self) -> list[str]:
-        return dir(self.__dict__.get("_target"))
+        return dir(self.__dict__.get(_TARGET))
 
 
 class _Finder:
@@ -73,7 +102,7 @@ class _Finder:
         new = MOVED_MODULES[module.__name__]
         warnings.warn(message(module.__name__, new), DeprecationWarning, stacklevel=2)
         target = importlib.import_module(new)
-        module.__dict__["_target"] = target
+        module.__dict__[_TARGET] = target
         module.__dict__["__doc__"] = target.__doc__
         if module.__spec__ is not None and module.__spec__.submodule_search_locations is not None:
             module.__dict__["__path__"] = []  # its old submodules are aliases too (above), never reloaded

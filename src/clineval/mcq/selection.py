@@ -15,7 +15,7 @@ from typing import Any
 from clineval.core.output import ErrorInfo, SystemOutput
 from clineval.core.protocols import ScoringContext
 from clineval.core.score import Score
-from clineval.scoring.mcq import MCQOptions, MCQScorer
+from clineval.mcq.scorer import MCQOptions, MCQScorer
 
 SELECTION_KEY = "mcq_selection"
 

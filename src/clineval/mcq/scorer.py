@@ -5,7 +5,7 @@ Per case (labels in ``Score.label``):
 - ``no_reference`` (value NaN, not scorable): the case has no gold answer, or a gold answer that is
   neither an option letter nor an option's text;
 - ``failed`` (0): the system call failed (``output.error``); ``breakdown["error"]`` holds its kind;
-- ``unparsed`` (0): no single option could be read from the output (see ``clineval.text.answer_extraction``);
+- ``unparsed`` (0): no single option could be read from the output (see ``clineval.mcq.answer_extraction``);
 - ``correct`` (1) / ``incorrect`` (0).
 
 The answer is read from ``output.structured.answer`` when the system returned one, else ``output.text``.
@@ -24,8 +24,8 @@ from clineval.core.case import Case
 from clineval.core.output import ErrorInfo, SystemOutput
 from clineval.core.protocols import Metric, ScoringContext
 from clineval.core.score import Score
+from clineval.mcq.answer_extraction import extract_choice
 from clineval.metrics.basic import Accuracy, CiMethod, Count, LabelRate, MacroF1
-from clineval.text.answer_extraction import extract_choice
 from clineval.text.normalize import normalize_text
 
 _DEFAULT_LETTERS = "ABCD"

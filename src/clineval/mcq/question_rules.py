@@ -1,6 +1,6 @@
 """The question-type rules file: an ordered list of regex rules, loaded and compiled once.
 
-Format (YAML; the packaged file is ``clineval/text/data/question_type_rules.yaml``)::
+Format (YAML; the packaged file is ``clineval/mcq/data/question_type_rules.yaml``)::
 
     version: 3                     # bump on every change; recorded with the sha256 in run provenance
     default: other                 # the type when no rule matches
@@ -254,7 +254,7 @@ def parse_rules(data: bytes, source: str) -> RuleSet:
 
 @lru_cache(maxsize=1)
 def _packaged() -> RuleSet:
-    ref = resources.files("clineval.text").joinpath("data", "question_type_rules.yaml")
+    ref = resources.files("clineval.mcq").joinpath("data", "question_type_rules.yaml")
     return parse_rules(ref.read_bytes(), "question_type_rules.yaml")
 
 

@@ -1,7 +1,7 @@
 """``cds_report``: type-aware scoring of a CDS pipeline's report against an MCQ's correct option.
 
 A report is not a letter. Where the correct answer should appear depends on what the question asks
-(``question_type``, see ``clineval.text.question_types``); the report's sections are searched in this
+(``question_type``, see ``clineval.mcq.question_types``); the report's sections are searched in this
 order and the first section holding an item that names the correct option (``clineval.text.matching``,
 ``fuzzy_match`` rules: containment, all content tokens, token recall >= threshold; with the case's options,
 an item names the option it matches best, see below) is recorded:
@@ -17,7 +17,7 @@ rank in that section; None for full text), ``match_rule``, ``top1`` / ``top3`` (
 the type's first section, and chosen), ``mentioned`` (anywhere, full text included), ``ambiguous`` and, for
 diagnostic questions, ``in_differential`` (anywhere in the differential).
 
-**Several options named** (``clineval.scoring.cds_options``): the type's sections, read in order as one
+**Several options named** (``clineval.mcq.cds_options``): the type's sections, read in order as one
 ranked list, are the *location*; the report's choice is the first option named there. When the correct
 option is in the location but is not that choice (another option is named before it, or the same item
 names two options), the case is ``ambiguous``: value 0, not top-1/top-3, with ``other_options`` (the
@@ -41,11 +41,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from clineval.core import Case, Metric, Score, ScoringContext, StructuredOutput, SystemOutput
+from clineval.mcq.cds_options import chosen, correct_letter, named_in, others
+from clineval.mcq.question_types import classify_question
 from clineval.metrics.basic import Accuracy, LabelRate
 from clineval.metrics.breakdown import BreakdownRate
-from clineval.scoring.cds_options import chosen, correct_letter, named_in, others
 from clineval.text.matching import PreparedText, explain_match, prepare
-from clineval.text.question_types import classify_question
 
 FULL_TEXT = "full_text"
 DEFAULT_ORDER: dict[str, list[str]] = {
@@ -217,7 +217,7 @@ class CdsReportScorer:
         options: Mapping[str, str],
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         """The first item of the location that names the correct option (else the full text, by fuzzy
-        match), and the report's choice there (see ``clineval.scoring.cds_options``)."""
+        match), and the report's choice there (see ``clineval.mcq.cds_options``)."""
         named = named_in(sections, order, options, self.options.threshold, until=letter)
         hit = next((n for n in named if letter in n.letters), None)
         if hit is None:

@@ -7,7 +7,7 @@ answer is (with mixed options the correct option's kind decides), so where the o
 correct option's category does. In an evaluation the type only stratifies the results and the system under
 test never sees it, so using the reference answer leaks nothing into what is scored.
 
-The rules are data (``clineval/text/data/question_type_rules.yaml``, see ``question_rules``): an ordered
+The rules are data (``clineval/mcq/data/question_type_rules.yaml``, see ``question_rules``): an ordered
 list, first match wins. The question is split into vignette and stem (``split_question``), then:
 
 1. every rule in order, each on its own text: ``where: stem`` on the stem, ``where: question`` on the full
@@ -32,14 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from clineval.text.question_rules import (
-    QUESTION_TYPES,
-    Rule,
-    RuleSet,
-    load_rules,
-    option_tokens,
-    rules_sha256,
-)
+from clineval.mcq.question_rules import QUESTION_TYPES, Rule, RuleSet, load_rules, option_tokens, rules_sha256
 from clineval.text.stems import split_question
 
 MatchedOn = Literal["stem", "question", "options", "answer", "default"]

@@ -43,15 +43,15 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from clineval.text.answer_conclusion import conclusion, text_phrase
-from clineval.text.answer_options import (
+from clineval.mcq.answer_conclusion import conclusion, text_phrase
+from clineval.mcq.answer_options import (
     contained_option,
     equal_options,
     letter_is_option_text,
     option_starting_with_letter,
     reads_lower_case,
 )
-from clineval.text.answer_patterns import AnswerPatterns, Phrase, boxed, conditional, letter_of, patterns
+from clineval.mcq.answer_patterns import AnswerPatterns, Phrase, boxed, conditional, letter_of, patterns
 from clineval.text.normalize import normalize_text
 
 SHORT_ANSWER_CHARS = 200

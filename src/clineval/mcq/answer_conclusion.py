@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from clineval.text.answer_options import contained_option, labelled_with_own_text, names_an_option
-from clineval.text.answer_patterns import AnswerPatterns, conditional
+from clineval.mcq.answer_options import contained_option, labelled_with_own_text, names_an_option
+from clineval.mcq.answer_patterns import AnswerPatterns, conditional
 from clineval.text.normalize import normalize_text
 
 _SPAN_CHARS = 200

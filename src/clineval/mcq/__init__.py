@@ -1,0 +1,1 @@
+"""Multiple-choice question answering."""
