@@ -1,4 +1,4 @@
-"""Throughput of diagnosis equivalence (clineval.text.equivalence).
+"""Throughput of diagnosis equivalence (clineval.text.names.equivalence).
 
     .venv/bin/python benchmarks/bench_equivalence.py [--data ../shared/data]
 
@@ -17,12 +17,12 @@ import random
 import time
 from pathlib import Path
 
-from clineval.text.diagnosis_vocab import load_vocabulary, name_forms
-from clineval.text.equivalence import best_match, equivalent
-from clineval.text.name_features import analyse
-from clineval.text.name_normalisation import american, singular
-from clineval.text.name_resolution import parts_of
-from clineval.text.ontology_match import broad_concepts, spelling_fix, terminology
+from clineval.text.names.diagnosis_vocab import load_vocabulary, name_forms
+from clineval.text.names.equivalence import best_match, equivalent
+from clineval.text.names.features import analyse
+from clineval.text.names.normalisation import american, singular
+from clineval.text.names.ontology_match import broad_concepts, spelling_fix, terminology
+from clineval.text.names.resolution import parts_of
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 

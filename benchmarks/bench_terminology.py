@@ -1,4 +1,4 @@
-"""Load time and size of the packaged Disease Ontology terminology (clineval.text.terminology).
+"""Load time and size of the packaged Disease Ontology terminology (clineval.text.names.terminology).
 
     .venv/bin/python benchmarks/bench_terminology.py [--runs 5]
 
@@ -17,12 +17,12 @@ import sys
 from collections import Counter
 from importlib import resources
 
-from clineval.text.terminology import ARTEFACT, parse_terminology
+from clineval.text.names.terminology import ARTEFACT, parse_terminology
 
 _PROBE = """
 import time
 t0 = time.perf_counter()
-from clineval.text.terminology import load_terminology
+from clineval.text.names.terminology import load_terminology
 t1 = time.perf_counter()
 load_terminology()
 t2 = time.perf_counter()
@@ -41,7 +41,7 @@ def _fresh_timings(runs: int) -> tuple[list[float], list[float]]:
 
 
 def _counts() -> tuple[int, dict[str, Counter[str]]]:
-    path = resources.files("clineval.text") / "data" / "terminology" / ARTEFACT
+    path = resources.files("clineval.text.names") / "data" / "terminology" / ARTEFACT
     blob = path.read_bytes()
     term = parse_terminology(blob)
     names = [(cid, n) for cid, entries in term._names.items() for n in entries]
@@ -68,7 +68,7 @@ def main() -> None:
     size, counts = _counts()
     median = statistics.median(loads) * 1000
     print(f"load_terminology(): median {median:.1f} ms over {args.runs} fresh processes")
-    print(f"import clineval.text.terminology: median {statistics.median(imports) * 1000:.1f} ms")
+    print(f"import clineval.text.names.terminology: median {statistics.median(imports) * 1000:.1f} ms")
     print(f"artefact: {size:,} bytes compressed")
     for group in ("sizes", "scopes"):
         for name, value in sorted(counts[group].items()):

@@ -1,6 +1,6 @@
 """Help curate the diagnosis vocabulary (synonym groups and hierarchy edges) from the DDx data sets.
 
-Not a generator: the YAML files in ``src/clineval/text/data/`` are written by hand. This script gathers
+Not a generator: the YAML files in ``src/clineval/text/names/data/`` are written by hand. This script gathers
 every diagnosis name of Open-XDDx, DDXPlus and the LDDx outputs, and prints what a curator needs:
 
     python scripts/build_diagnosis_vocab.py names        # every distinct name, with its sources and count
@@ -21,9 +21,9 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 
-from clineval.text.diagnosis_vocab import load_vocabulary, name_forms, name_key
-from clineval.text.equivalence import TIERS, equivalent
-from clineval.text.name_features import analyse
+from clineval.text.names.diagnosis_vocab import load_vocabulary, name_forms, name_key
+from clineval.text.names.equivalence import TIERS, equivalent
+from clineval.text.names.features import analyse
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 

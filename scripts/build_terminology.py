@@ -1,9 +1,10 @@
-"""Build the packaged disease terminology (``clineval.text.terminology``) from the Human Disease Ontology.
+"""Build the packaged disease terminology (``clineval.text.names.terminology``) from the Human Disease
+Ontology.
 
     .venv/bin/python scripts/build_terminology.py [--data ../shared/data] [--check]
 
-Writes ``src/clineval/text/data/terminology/disease_ontology.tsv.gz`` (deterministic: sorted, gzip mtime 0,
-byte-identical on rerun). ``--check`` builds in memory and exits 1 when the packaged file differs.
+Writes ``src/clineval/text/names/data/terminology/disease_ontology.tsv.gz`` (deterministic: sorted, gzip mtime
+0, byte-identical on rerun). ``--check`` builds in memory and exits 1 when the packaged file differs.
 Needs the optional extra ``build-vocab`` (obonet); the runtime reads only the artefact.
 
 Sources (``DATA/disease_ontology``, see its SOURCE.md): ``HumanDO_2016-06-17.obo`` (CC BY 3.0),
@@ -43,7 +44,7 @@ NARROW / BROAD), release (2016: CC BY 3.0; 2026: CC0 1.0). Filters, in order:
    otherwise specified" qualifies the coding, not the disease);
 2. an all-caps name containing a comma is dropped (OMIM entry titles such as "NEPHROLITHIASIS, CALCIUM
    OXALATE": a variant or subtype heading, not a name of the concept);
-3. a name whose key (``clineval.text.diagnosis_vocab.name_key``) is empty is dropped;
+3. a name whose key (``clineval.text.names.diagnosis_vocab.name_key``) is empty is dropped;
 4. one name per (concept, key): the strongest scope wins (LABEL > EXACT > NARROW > RELATED > BROAD), then the
    2026 release (CC0), then a display form equal to the key, then the first in sorted order.
 
@@ -66,11 +67,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from clineval.text.diagnosis_vocab import name_key
+from clineval.text.names.diagnosis_vocab import name_key
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "data"
-OUTPUT = ROOT / "src" / "clineval" / "text" / "data" / "terminology" / "disease_ontology.tsv.gz"
+OUTPUT = ROOT / "src" / "clineval" / "text" / "names" / "data" / "terminology" / "disease_ontology.tsv.gz"
 FORMAT = 1
 SCOPES = ("LABEL", "EXACT", "NARROW", "RELATED", "BROAD")
 RELEASES = {"2016": "CC BY 3.0", "2026": "CC0 1.0"}
@@ -255,7 +256,7 @@ def merge_subsets(folder: Path) -> tuple[str, dict[str, dict[str, Any]]]:
 
 
 def build(data: Path) -> dict[str, Any]:
-    """The artefact's content (written by ``serialise``; layout: see ``clineval.text.terminology``)."""
+    """The artefact's content (written by ``serialise``; layout: see ``clineval.text.names.terminology``)."""
     folder = data / "disease_ontology"
     version_2026, subsets = merge_subsets(folder / "subsets_2026")
     version_2016, old = read_obo(folder / "HumanDO_2016-06-17.obo")

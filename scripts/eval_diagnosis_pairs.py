@@ -1,4 +1,4 @@
-"""Measure ``clineval.text.equivalence.equivalent`` against the hand-labelled diagnosis pairs.
+"""Measure ``clineval.text.names.equivalence.equivalent`` against the hand-labelled diagnosis pairs.
 
     python scripts/eval_diagnosis_pairs.py [--pairs data/diagnosis_pairs/pairs_v1.tsv] [--json]
 
@@ -19,7 +19,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from clineval.text.equivalence import equivalent
+from clineval.text.names.equivalence import equivalent
 
 DEFAULT_PAIRS = Path(__file__).resolve().parents[1] / "data" / "diagnosis_pairs" / "pairs_v1.tsv"
 COLUMNS = ("id", "name_a", "name_b", "label", "origin", "context", "note")

@@ -28,11 +28,11 @@ from pathlib import Path
 from typing import Any
 
 from clineval.core.output import DifferentialItem, TranscriptTurn
-from clineval.scoring.assertion import target_forms
 from clineval.scoring.ddx import classify_differential
 from clineval.scoring.ddx_classes import DdxClassification
-from clineval.text.equivalence import equivalent
+from clineval.text.assertion import target_forms
 from clineval.text.matching import match_tokens, normalize_for_match
+from clineval.text.names.equivalence import equivalent
 from clineval.text.stemming import stem
 
 DEFAULT_DIR = Path("/work/shared/data/lddx")

@@ -18,8 +18,8 @@ from clineval import api
 from clineval.store import ResultStore
 from clineval.store.tables import adjudications
 from clineval.testing import Rule, Script
-from clineval.text.diagnosis_vocab import load_vocabulary
-from clineval.text.equivalence import equivalent
+from clineval.text.names.diagnosis_vocab import load_vocabulary
+from clineval.text.names.equivalence import equivalent
 from clineval.view import security
 from clineval.view.adjudication import (
     AdjudicationError,

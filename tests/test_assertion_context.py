@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from clineval.scoring.assertion import Passage, ruled_out_mentions
+from clineval.text.assertion import Passage, ruled_out_mentions
 
 
 def _out(target: str, text: str) -> bool:

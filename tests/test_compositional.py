@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from clineval.text.compositional import LINKS, components
+from clineval.text.names.compositional import LINKS, components
 
 # (name as found in the data, role, expected value), each written by hand
 CASES = [

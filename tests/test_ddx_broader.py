@@ -14,10 +14,10 @@ from clineval.core.protocols import ScoringContext
 from clineval.datasets import DATASETS
 from clineval.scoring.ddx import DdxOptions, DdxScorer, classify_differential, ddx_scores
 from clineval.systems.registry import SYSTEMS
-from clineval.text.diagnosis_vocab import load_vocabulary
-from clineval.text.equivalence import equivalent
-from clineval.text.name_resolution import resolve
-from clineval.text.ontology_match import finding_exclusions
+from clineval.text.names.diagnosis_vocab import load_vocabulary
+from clineval.text.names.equivalence import equivalent
+from clineval.text.names.ontology_match import finding_exclusions
+from clineval.text.names.resolution import resolve
 from tests.helpers import shared_data
 
 T2DM = "non-insulin dependent diabetes mellitus (Type 2 diabetes)"

@@ -11,10 +11,10 @@ from clineval.core import Case, CaseInput, ScoringContext, StructuredOutput, Sys
 from clineval.core.case import Reference
 from clineval.core.output import DifferentialItem as D
 from clineval.core.output import TranscriptTurn as T
-from clineval.scoring.assertion import Passage, ruled_out_mentions
 from clineval.scoring.ddx import DdxOptions, DdxScorer, classify_differential, ddx_scores
 from clineval.scoring.ddx_classes import DdxClassification
 from clineval.scoring.registry import SCORERS
+from clineval.text.assertion import Passage, ruled_out_mentions
 
 GT = ["acute kidney injury (AKI)", "contrast-induced nephropathy", "cholesterol embolization", "pneumonia"]
 CASE = "Two weeks after cardiac catheterization he has fever, hypotension and a rising creatinine."

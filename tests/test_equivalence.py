@@ -9,7 +9,7 @@ import pytest
 
 from clineval.core.errors import DataFileError
 from clineval.text import Equivalence, best_match, equivalent, load_vocabulary, name_forms
-from clineval.text.diagnosis_vocab import diagnosis_vocab_sha256
+from clineval.text.names.diagnosis_vocab import diagnosis_vocab_sha256
 
 
 @pytest.mark.parametrize(
@@ -275,7 +275,7 @@ def test_user_distinct_pairs_override(tmp_path: Path) -> None:
 
 
 def test_misspelt_ontology_word_is_corrected_known_words_never_are() -> None:
-    from clineval.text.ontology_match import spelling_fix
+    from clineval.text.names.ontology_match import spelling_fix
 
     assert spelling_fix("otosderosis") == "otosclerosis"  # one substitution + one deletion: 10+ letters
     assert spelling_fix("hypothyroidism") is None  # a known word is never changed

@@ -27,7 +27,7 @@ from clineval.scoring.ddx_classes import LLM_JUDGE_TIER, judged_match, unresolve
 from clineval.systems.openai_chat import openai_system
 from clineval.testing import Reply, Rule, Script
 from clineval.testing.cds_pipeline import running_pipeline
-from clineval.text.equivalence import best_match
+from clineval.text.names.equivalence import best_match
 from tests.conftest import StartServer
 from tests.helpers import shared_data
 

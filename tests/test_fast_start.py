@@ -147,7 +147,9 @@ def test_provenance_hashes_the_question_rules_only_when_a_task_classifies_questi
 
 def test_provenance_hashes_the_ddx_data_files_a_ddx_task_reads() -> None:
     actions = hashlib.sha256((SRC / "scoring" / "data" / "tm_sm_actions.yaml").read_bytes()).hexdigest()
-    findings = hashlib.sha256((SRC / "text" / "data" / "finding_names.tsv").read_bytes()).hexdigest()
+    findings = hashlib.sha256(
+        (SRC / "text" / "names" / "data" / "finding_names.tsv").read_bytes()
+    ).hexdigest()
     found = provenance.vocabularies(_spec(["ddx"]))
     assert (found["tm_sm_actions.yaml"], found["finding_names.tsv"]) == (actions, findings)
     assert "tm_sm_actions.yaml" not in provenance.vocabularies(_spec(["mcq"]))

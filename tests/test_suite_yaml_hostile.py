@@ -20,7 +20,7 @@ from clineval.mcq.question_rules import load_rules as load_question_rules
 from clineval.metrics.combined import load_categories
 from clineval.pipelines import load_pipeline_config
 from clineval.scoring.rule_model import parse_rules as parse_guideline_rules
-from clineval.text.diagnosis_vocab import load_vocabulary
+from clineval.text.names.diagnosis_vocab import load_vocabulary
 from tests.cli_helpers import clineval, write_small_suite
 
 PREDICTIONS = ['{"id": "0", "output": "A"}', '{"id": "1", "output": "B"}', '{"id": "2", "output": "C"}']

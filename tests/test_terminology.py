@@ -1,4 +1,4 @@
-"""The packaged Disease Ontology terminology (clineval.text.terminology); facts checked by hand against
+"""The packaged Disease Ontology terminology (clineval.text.names.terminology); facts checked by hand against
 HumanDO_2016-06-17.obo and HumanDO_labels_parents_2026.tsv."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from clineval.text.diagnosis_vocab import name_key
-from clineval.text.terminology import NameSource, Terminology, load_terminology
+from clineval.text.names.diagnosis_vocab import name_key
+from clineval.text.names.terminology import NameSource, Terminology, load_terminology
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "disease_ontology"
@@ -118,7 +118,7 @@ def test_provenance_and_size(term: Terminology) -> None:
 
 
 def test_import_of_clineval_text_does_not_load_the_terminology() -> None:
-    code = "import clineval, clineval.text, sys; print('clineval.text.terminology' in sys.modules)"
+    code = "import clineval, clineval.text, sys; print('clineval.text.names.terminology' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
 
@@ -185,8 +185,8 @@ KEPT_FINDING_NAMES = {
 
 
 def test_no_common_finding_resolves_to_a_differently_named_disease_concept() -> None:
-    from clineval.text.diagnosis_vocab import load_vocabulary
-    from clineval.text.name_resolution import resolve
+    from clineval.text.names.diagnosis_vocab import load_vocabulary
+    from clineval.text.names.resolution import resolve
 
     term, vocab = load_terminology(), load_vocabulary()
     assert len(COMMON_FINDINGS) == 265

@@ -58,7 +58,7 @@ def uses_question_rules(spec: SuiteSpec) -> bool:
 _SCORER_DATA: dict[str, tuple[tuple[str, str], ...]] = {
     "ddx": (
         ("clineval.scoring", "data/tm_sm_actions.yaml"),  # TM-SM: action -> condition/finding map
-        ("clineval.text", "data/finding_names.tsv"),  # symptoms never resolved to a disease concept
+        ("clineval.text.names", "data/finding_names.tsv"),  # symptoms never resolved to a disease concept
     ),
 }
 

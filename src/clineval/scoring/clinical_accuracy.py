@@ -2,7 +2,7 @@
 
 Entities are extracted by ``clineval.text.entities`` (dictionary based: diagnoses, medications,
 procedures, labs/findings, each normalised to a concept key), with negation from the project's
-ConText detector (``clineval.scoring.assertion``; Harkema et al. 2009): "no fever" claims no fever.
+ConText detector (``clineval.text.assertion``; Harkema et al. 2009): "no fever" claims no fever.
 A is the set of non-negated concept keys of the output, B of the reference, per category c::
 
     J_w = Σ_c w_c |A_c ∩ B_c| / Σ_c w_c |A_c ∪ B_c|
@@ -34,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from clineval.core import Metric, Score, ScoringContext
 from clineval.metrics.basic import Accuracy, Count
-from clineval.scoring.assertion import _modifiers, _negated_by
+from clineval.text.assertion import _modifiers, _negated_by
 from clineval.text.entities import (
     CATEGORIES,
     Category,
@@ -55,7 +55,7 @@ DEFAULT_WEIGHTS: dict[Category, float] = {
 
 
 def context_negation(words: Sequence[str]) -> SpanNegation:
-    """The ConText detector of ``clineval.scoring.assertion`` over one sentence's tokens."""
+    """The ConText detector of ``clineval.text.assertion`` over one sentence's tokens."""
     mods = _modifiers(words)
     if not mods:
         return _never

@@ -45,7 +45,7 @@ from clineval.scoring.ddx_classify import (
 from clineval.scoring.ddx_formulas import ddx_scores
 from clineval.scoring.ddx_support import DEFAULT_CANT_MISS_PHASES, CaaSupport
 from clineval.scoring.ddx_treatment import SHOTGUN_ROWS
-from clineval.text.equivalence import best_match
+from clineval.text.names.equivalence import best_match
 
 __all__ = ["DdxOptions", "DdxScorer", "classify_differential", "ddx_scores", "make_ddx_scorer"]
 

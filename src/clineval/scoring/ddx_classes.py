@@ -48,7 +48,7 @@ LLM_JUDGE_TIER = "llm_judge"
 
 
 class EquivalenceLike(Protocol):
-    """What a match function returns next to the index (``clineval.text.equivalence.Equivalence``)."""
+    """What a match function returns next to the index (``clineval.text.names.equivalence.Equivalence``)."""
 
     @property
     def equivalent(self) -> bool: ...

@@ -1,7 +1,7 @@
 """One case's differential classified into the DDx outcome classes (``clineval.scoring.ddx_classes``).
 
 ``classify_differential``, with ``match`` an equivalence function (default
-``clineval.text.equivalence.best_match``):
+``clineval.text.names.equivalence.best_match``):
 
 0. only the first ``max_differential`` (K, default 10) distinct diagnoses of the list are scored, whatever
    their status (a name repeated, same normalised text, is no new diagnosis); the items past them are not
@@ -41,7 +41,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from clineval.core.output import DifferentialItem, TranscriptTurn
-from clineval.scoring.assertion import Mention, Passage, TargetMentions, target_mentions
 from clineval.scoring.ddx_classes import (
     LLM_JUDGE_TIER,
     DdxClass,
@@ -60,8 +59,9 @@ from clineval.scoring.ddx_treatment import (
     shotgun,
     tm_sm_evidence,
 )
-from clineval.text.equivalence import best_match, synonyms_of
+from clineval.text.assertion import Mention, Passage, TargetMentions, target_mentions
 from clineval.text.matching import normalize_for_match
+from clineval.text.names.equivalence import best_match, synonyms_of
 
 DEFAULT_TM_SM_PHASES = ("symptom_management", "triage")
 DEFAULT_MAX_DIFFERENTIAL = 10

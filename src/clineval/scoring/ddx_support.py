@@ -9,7 +9,7 @@ support", counted in ``caa_unsupported``). Modes (``DdxOptions.caa_support``):
 - ``transcript`` (default): a turn of a can't-miss phase (``cant_miss_phases``, compared without case and
   punctuation: "cant_miss", "Can't Miss", "cant-miss" are one phase) names the alternative (any of its
   names: as written, without its parenthesis, its synonyms; stemmed words in order) in a sentence that does
-  not rule it out (the ConText lexicon of ``clineval.scoring.assertion``), and that sentence cites a finding
+  not rule it out (the ConText lexicon of ``clineval.text.assertion``), and that sentence cites a finding
   of the case; when the sentence is a heading ("**Acute Kidney Injury:**": it ends with ":", or holds the
   name and at most two other words), the next sentence of the turn may cite it. A finding of the case is
   - a finding, sign, symptom, result or known condition (``clineval.text.entities`` categories
@@ -36,7 +36,7 @@ frequent diagnosis beside the first 300 characters of the vignette was "supporte
   tamponade given chest pain").
 
 AE ("considered and explicitly ruled out"; issue 22, the audit's ``all_excluded`` turns): a ruled-out mention
-(``clineval.scoring.assertion``, a turn of any phase) counts only when the diagnosis was considered first
+(``clineval.text.assertion``, a turn of any phase) counts only when the diagnosis was considered first
 (``SupportPolicy.ruled_out``): an earlier sentence puts it forward (no negated or conditional scope) citing
 a finding of the case, or the ruling-out sentence (with the next one after a ":") cites one, a pertinent
 negative included; the quotation and shotgun rules above apply. This decides a ground truth the list leaves
@@ -57,7 +57,8 @@ from functools import lru_cache
 from typing import Literal, TypeAlias
 
 from clineval.core.output import DifferentialItem, TranscriptTurn
-from clineval.scoring.assertion import (
+from clineval.scoring.ddx_classes import Evidence
+from clineval.text.assertion import (
     Mention,
     Passage,
     all_forms,
@@ -67,11 +68,10 @@ from clineval.scoring.assertion import (
     split_sentences,
     target_mentions,
 )
-from clineval.scoring.ddx_classes import Evidence
-from clineval.text.diagnosis_vocab import name_forms
 from clineval.text.entities import EntityVocabulary, SpanNegation, build_vocabulary, extract_entities
-from clineval.text.equivalence import synonyms_of
 from clineval.text.matching import explain_match, match_tokens, normalize_for_match
+from clineval.text.names.diagnosis_vocab import name_forms
+from clineval.text.names.equivalence import synonyms_of
 from clineval.text.stemming import stem
 from clineval.text.stopwords import STOP_WORDS
 

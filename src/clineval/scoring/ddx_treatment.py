@@ -27,9 +27,9 @@ and findings it treats, the guideline or textbook that says so) is read by ``loa
      potassium", "exogenous insulin", "osmotic diuretics" for the loop-diuretic row).
 2. **The action treats the ground truth** (``tm_sm_evidence``) when either
    - a) one of the row's ``conditions`` names the ground truth at a same-disease tier of
-     ``clineval.text.equivalence`` (exact, synonym, overlap: "dehydration" treats "dehydration"), or names
-     the condition part of a compositional ground truth ("secondary hypertension due to renal disease": its
-     condition "secondary hypertension"). A subtype is not covered: fluids treat hypovolaemic shock, not
+     ``clineval.text.names.equivalence`` (exact, synonym, overlap: "dehydration" treats "dehydration"), or
+     names the condition part of a compositional ground truth ("secondary hypertension due to renal disease":
+     its condition "secondary hypertension"). A subtype is not covered: fluids treat hypovolaemic shock, not
      every shock (cardiogenic shock); a row lists the subtypes it treats. And the action is indicated by
      the case: one of the row's findings is present, not negated, in the case text, in words or as a
      number past its threshold (``clineval.scoring.ddx_vitals``: "pulse is 176/min" is tachycardia);
@@ -64,12 +64,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from clineval.core.errors import DataFileError
 from clineval.core.output import TranscriptTurn
-from clineval.scoring.assertion import action_state, find_form, negation_in, split_sentences
 from clineval.scoring.ddx_classes import Evidence
 from clineval.scoring.ddx_vitals import numeric_findings
-from clineval.text.equivalence import equivalent
+from clineval.text.assertion import action_state, find_form, negation_in, split_sentences
 from clineval.text.matching import match_tokens
-from clineval.text.name_resolution import parts_of
+from clineval.text.names.equivalence import equivalent
+from clineval.text.names.resolution import parts_of
 from clineval.text.stemming import stem
 
 ACTIONS_FILE = "tm_sm_actions.yaml"

@@ -16,13 +16,6 @@ if TYPE_CHECKING:
         expand_abbreviations,
         load_abbreviations,
     )
-    from clineval.text.diagnosis_vocab import (
-        DiagnosisVocabulary,
-        diagnosis_vocab_sha256,
-        load_vocabulary,
-        name_forms,
-    )
-    from clineval.text.equivalence import Equivalence, best_match, equivalent, synonyms_of
     from clineval.text.matching import (
         MatchResult,
         PreparedText,
@@ -32,11 +25,18 @@ if TYPE_CHECKING:
         normalize_for_match,
         prepare,
     )
+    from clineval.text.names.diagnosis_vocab import (
+        DiagnosisVocabulary,
+        diagnosis_vocab_sha256,
+        load_vocabulary,
+        name_forms,
+    )
+    from clineval.text.names.equivalence import Equivalence, best_match, equivalent, synonyms_of
+    from clineval.text.names.terminology import Terminology, load_terminology
     from clineval.text.normalize import contains_phrase, normalize_text
     from clineval.text.stemming import stem
     from clineval.text.stems import QuestionParts, split_question
     from clineval.text.stopwords import STOP_WORDS, content_tokens, is_stop_word
-    from clineval.text.terminology import Terminology, load_terminology
 
 __all__ = [
     "ABBREVIATIONS_SHA256",
@@ -81,14 +81,14 @@ __getattr__, __dir__ = lazy_exports(
             "expand_abbreviations",
             "load_abbreviations",
         ),
-        "clineval.text.diagnosis_vocab": (
+        "clineval.text.names.diagnosis_vocab": (
             "DiagnosisVocabulary",
             "diagnosis_vocab_sha256",
             "load_vocabulary",
             "name_forms",
         ),
-        "clineval.text.equivalence": ("Equivalence", "best_match", "equivalent", "synonyms_of"),
-        "clineval.text.terminology": ("Terminology", "load_terminology"),
+        "clineval.text.names.equivalence": ("Equivalence", "best_match", "equivalent", "synonyms_of"),
+        "clineval.text.names.terminology": ("Terminology", "load_terminology"),
         "clineval.text.matching": (
             "MatchResult",
             "PreparedText",

@@ -47,8 +47,15 @@ from pathlib import Path
 from typing import Literal, TypeAlias
 
 from clineval.text.abbreviations import load_abbreviations
-from clineval.text.diagnosis_vocab import _NUMBERED, _ROMAN, _SPELLING, load_vocabulary, name_forms, name_key
 from clineval.text.matching import match_tokens
+from clineval.text.names.diagnosis_vocab import (
+    _NUMBERED,
+    _ROMAN,
+    _SPELLING,
+    load_vocabulary,
+    name_forms,
+    name_key,
+)
 from clineval.text.stemming import stem_all
 from clineval.text.stopwords import STOP_WORDS
 

@@ -305,7 +305,7 @@ def export_records(store: ResultStore, run_id: str) -> list[dict[str, Any]]:
 
 
 def vocabulary_document(rows: Iterable[Adjudication], version: str = "adjudications") -> dict[str, Any]:
-    """The DDx equivalence corrections as a diagnosis vocabulary (``clineval.text.diagnosis_vocab``): an
+    """The DDx equivalence corrections as a diagnosis vocabulary (``clineval.text.names.diagnosis_vocab``): an
     adjudicated pair the scorer did not match but the reviewer called equivalent joins a synonym group
     (groups sharing a name are merged); a matched pair the reviewer called not equivalent becomes a
     ``distinct`` pair (dropped if the groups put both names together)."""

@@ -1,4 +1,4 @@
-"""What the overlap tier of ``clineval.text.equivalence`` compares: the features of a diagnosis name.
+"""What the overlap tier of ``clineval.text.names.equivalence`` compares: the features of a diagnosis name.
 
 ``analyse(name)`` splits a name's main form (abbreviations expanded; cancer named as carcinoma /
 malignancy / malignant neoplasm read as cancer) into *discriminators* (numbers, single letters, laterality,
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from clineval.text.abbreviations import expand_tokens
-from clineval.text.diagnosis_vocab import name_forms
+from clineval.text.names.diagnosis_vocab import name_forms
 from clineval.text.stemming import stem
 from clineval.text.stopwords import STOP_WORDS
 

@@ -43,7 +43,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
-from clineval.text.diagnosis_vocab import clean_name
+from clineval.text.names.diagnosis_vocab import clean_name
 
 __all__ = ["LINKS", "Composition", "Link", "components", "paren_role"]
 

@@ -1,6 +1,6 @@
 """Are two diagnosis names clinically the same? Deterministic tiers, each with a confidence and a reason.
 
-``equivalent(a, b)`` tries, in order (names normalised by ``clineval.text.diagnosis_vocab.name_forms``:
+``equivalent(a, b)`` tries, in order (names normalised by ``clineval.text.names.diagnosis_vocab.name_forms``:
 explanations cut, parentheticals as aliases, "/" alternatives, abbreviations expanded):
 
 =========  ===========  ==================================================================================
@@ -49,10 +49,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
-from clineval.text import acronyms, ontology_match
-from clineval.text.diagnosis_vocab import DiagnosisVocabulary, load_vocabulary, name_key
-from clineval.text.name_features import conflict, overlap
-from clineval.text.name_resolution import Resolved, resolve
+from clineval.text.names import acronyms, ontology_match
+from clineval.text.names.diagnosis_vocab import DiagnosisVocabulary, load_vocabulary, name_key
+from clineval.text.names.features import conflict, overlap
+from clineval.text.names.resolution import Resolved, resolve
 
 Tier: TypeAlias = Literal["exact", "synonym", "hierarchy", "overlap"]
 Side: TypeAlias = Literal["a", "b"]
@@ -257,7 +257,7 @@ def equivalent(
 ) -> Equivalence:
     """How (and whether) two diagnosis names are clinically equivalent; see the module docstring.
     ``context``: the other names of the differential and the ground truth, read to resolve an ambiguous
-    abbreviation (``clineval.text.acronyms``); without it "MS" stays unresolved."""
+    abbreviation (``clineval.text.names.acronyms``); without it "MS" stays unresolved."""
     v = load_vocabulary() if vocab is None else vocab
     ra, rb = resolve(a, v), resolve(b, v)
     found = _compare(ra, rb, v, True)

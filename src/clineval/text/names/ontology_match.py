@@ -1,6 +1,6 @@
 """Disease Ontology evidence for diagnosis equivalence: concepts of a name, synonymy, is_a, distinctness.
 
-Used by ``clineval.text.equivalence`` below the curated layer (curated groups and hierarchy edges win,
+Used by ``clineval.text.names.equivalence`` below the curated layer (curated groups and hierarchy edges win,
 a user's file wins over both). Scope policy: a name's LABEL or EXACT keys give its concepts (synonym
 evidence); a NARROW synonym makes the name a subtype of that concept (hierarchy evidence); RELATED and
 BROAD synonyms are ignored. An ambiguous key (an EXACT name of several concepts) resolves to the one
@@ -18,8 +18,8 @@ from importlib import resources
 
 from rapidfuzz.distance import Levenshtein
 
-from clineval.text.diagnosis_vocab import name_key
-from clineval.text.terminology import Terminology, load_terminology
+from clineval.text.names.diagnosis_vocab import name_key
+from clineval.text.names.terminology import Terminology, load_terminology
 
 MAX_DEPTH = 6  # an is_a path longer than this says nothing useful about two clinical names
 
@@ -60,7 +60,7 @@ FINDING_NAMES = "finding_names.tsv"
 def finding_exclusions() -> frozenset[tuple[str, str]]:
     """(name key, concept id) pairs never used: a finding named as a disease concept
     (``data/finding_names.tsv``: name, concept, label, why; ``#`` comments)."""
-    text = (resources.files("clineval.text") / "data" / FINDING_NAMES).read_text(encoding="utf-8")
+    text = (resources.files("clineval.text.names") / "data" / FINDING_NAMES).read_text(encoding="utf-8")
     rows = (line.split("\t") for line in text.splitlines() if line.strip() and not line.startswith("#"))
     return frozenset((name_key(row[0]), row[1].strip()) for row in rows)
 

@@ -1,8 +1,8 @@
 """What is known about one diagnosis name, computed once per vocabulary and cached: its normalised forms
 (a misspelt ontology word corrected), curated groups and hierarchy nodes, Disease Ontology concepts, overlap
 features, compositional parts, and a *signature*: every token through which some tier of
-``clineval.text.equivalence`` could relate it to another name (two names with disjoint signatures are not
-equivalent by any tier, so most pairs stop there).
+``clineval.text.names.equivalence`` could relate it to another name (two names with disjoint signatures are
+not equivalent by any tier, so most pairs stop there).
 """
 
 from __future__ import annotations
@@ -11,16 +11,16 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from clineval.text import acronyms, ontology_match
-from clineval.text.compositional import components
-from clineval.text.diagnosis_vocab import DiagnosisVocabulary, clean_name, name_forms, name_key
-from clineval.text.name_features import NameFeatures, analyse
-from clineval.text.ontology_match import NONE as NO_CONCEPTS
-from clineval.text.ontology_match import Concepts, concepts_of
+from clineval.text.names import acronyms, ontology_match
+from clineval.text.names.compositional import components
+from clineval.text.names.diagnosis_vocab import DiagnosisVocabulary, clean_name, name_forms, name_key
+from clineval.text.names.features import NameFeatures, analyse
+from clineval.text.names.ontology_match import NONE as NO_CONCEPTS
+from clineval.text.names.ontology_match import Concepts, concepts_of
 
 _OR = re.compile(r"\s+or\s+", re.IGNORECASE)
 _OF = re.compile(r"\s+of\s+(?:the\s+)?", re.IGNORECASE)
-# Any word a compositional link starts with (clineval.text.compositional.LINKS), "/" or "(": a cheap
+# Any word a compositional link starts with (clineval.text.names.compositional.LINKS), "/" or "(": a cheap
 # pre-check; a name without one is never split.
 _MAY_COMPOSE = re.compile(
     r"[/(]|\b(?:due|secondary|caused|induced|resulting|attributable|related|from|with|and|or|such|like|"

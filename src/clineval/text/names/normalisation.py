@@ -1,6 +1,6 @@
 """Normalisation a clinician applies to a diagnosis name without thinking (issue 13 item 2).
 
-Applied to the tokens of ``clineval.text.diagnosis_vocab.name_key`` (already lower-cased, accents and
+Applied to the tokens of ``clineval.text.names.diagnosis_vocab.name_key`` (already lower-cased, accents and
 punctuation folded, possessive 's dropped):
 
 * **British -> American spelling**, by word-part rules rather than a word list: ``haem`` -> ``hem``

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from clineval.text.diagnosis_vocab import name_forms, name_key
+from clineval.text.names.diagnosis_vocab import name_forms, name_key
 
 _ACRONYM = re.compile(r"^[A-Z][A-Z0-9]{1,4}$")  # as written: "MS", "PID", "AS"
 _SKIP = frozenset({"of", "the", "and", "with", "in", "to", "a", "an", "due", "or"})

@@ -7,7 +7,7 @@ Names: ``name_forms(name)`` gives the normalised forms a name is known by (``nam
    a leading hedge is dropped ("Possible NSTEMI", "suspected", "probable", "likely", "presumed");
 2. the main form: the name without parentheticals ("acute kidney injury (AKI)" -> "acute kidney injury");
 3. a parenthetical at the END of the name is an alias of the whole ("AKI", "(frozen shoulder)") when
-   ``clineval.text.compositional`` reads it as one: a list of causes ("vascular insufficiency
+   ``clineval.text.names.compositional`` reads it as one: a list of causes ("vascular insufficiency
    (atherosclerosis, arteriosclerosis)") or of examples is not an alias; one in the middle is only
    dropped; an alias is not abbreviation-expanded ("Autism spectrum disorder (ASD)" is no septal defect);
 4. alternatives written with "/" ("Bronchospasm / acute asthma exacerbation") are forms each;
@@ -15,7 +15,7 @@ Names: ``name_forms(name)`` gives the normalised forms a name is known by (``nam
 
 ``name_key``: ``match_tokens`` (case, accents, punctuation, possessive 's folded), British spellings made
 American, plurals singular ("kidney stones" = "kidney stone") and detached prefixes joined
-("pre-eclampsia" = "preeclampsia"; ``clineval.text.name_normalisation``), and a roman numeral after
+("pre-eclampsia" = "preeclampsia"; ``clineval.text.names.normalisation``), and a roman numeral after
 type/grade/stage/class/degree/phase made arabic ("type II" -> "type 2").
 ``name_forms`` also adds a form without state words ("COPD exacerbation" -> "copd";
 ``name_normalisation.state_free``).
@@ -52,7 +52,7 @@ from clineval.core.errors import DataFileError
 from clineval.core.helpers.safe_yaml import check_yaml
 from clineval.text.abbreviations import expand_tokens
 from clineval.text.matching import match_tokens
-from clineval.text.name_normalisation import american, join_prefixes, singular, state_free
+from clineval.text.names.normalisation import american, join_prefixes, singular, state_free
 
 SYNONYMS_FILE = "diagnosis_synonyms.yaml"
 HIERARCHY_FILE = "diagnosis_hierarchy.yaml"
@@ -94,7 +94,7 @@ def clean_name(text: str) -> str:
 @lru_cache(maxsize=32768)
 def name_forms(text: str) -> tuple[str, ...]:
     """The distinct normalised forms of a name, the main form first ("" when the name has none)."""
-    from clineval.text.compositional import paren_role  # here: compositional imports this module
+    from clineval.text.names.compositional import paren_role  # here: compositional imports this module
 
     cleaned = clean_name(text)
     main = _PAREN.sub(" ", cleaned)
@@ -149,7 +149,7 @@ class DiagnosisVocabulary:
     group_index: dict[str, int]
     ancestors: dict[str, dict[str, int]]
     edge_count: int
-    use_terminology: bool = True  # consult the Disease Ontology layer (clineval.text.terminology)
+    use_terminology: bool = True  # consult the Disease Ontology layer (clineval.text.names.terminology)
     distinct: dict[str, frozenset[str]] = field(default_factory=dict)  # curated: never equivalent
     cache: dict[str, object] = field(default_factory=dict, repr=False, compare=False)
 
@@ -252,7 +252,7 @@ def parse_vocabulary_file(text: str, origin: str) -> Parsed:
 
 
 def _packaged_bytes(name: str) -> bytes:
-    return resources.files("clineval.text").joinpath("data", name).read_bytes()
+    return resources.files("clineval.text.names").joinpath("data", name).read_bytes()
 
 
 def _read(path: str | Path) -> bytes:
@@ -362,7 +362,9 @@ def _build(sources: list[tuple[str, bytes]]) -> DiagnosisVocabulary:
 
 @lru_cache(maxsize=1)
 def _packaged() -> DiagnosisVocabulary:
-    return _build([(f"clineval/text/data/{n}", _packaged_bytes(n)) for n in (SYNONYMS_FILE, HIERARCHY_FILE)])
+    return _build(
+        [(f"clineval/text/names/data/{n}", _packaged_bytes(n)) for n in (SYNONYMS_FILE, HIERARCHY_FILE)]
+    )
 
 
 def load_vocabulary(
@@ -380,10 +382,10 @@ def load_vocabulary(
     sources = [
         (str(synonyms_path), _read(synonyms_path))
         if synonyms_path is not None
-        else (f"clineval/text/data/{SYNONYMS_FILE}", _packaged_bytes(SYNONYMS_FILE)),
+        else (f"clineval/text/names/data/{SYNONYMS_FILE}", _packaged_bytes(SYNONYMS_FILE)),
         (str(hierarchy_path), _read(hierarchy_path))
         if hierarchy_path is not None
-        else (f"clineval/text/data/{HIERARCHY_FILE}", _packaged_bytes(HIERARCHY_FILE)),
+        else (f"clineval/text/names/data/{HIERARCHY_FILE}", _packaged_bytes(HIERARCHY_FILE)),
     ]
     if extra_synonyms is not None:
         sources.append((str(extra_synonyms), _read(extra_synonyms)))

@@ -1,4 +1,4 @@
-"""The ConText lexicon of ``clineval.scoring.assertion``: trigger phrases with their category and direction,
+"""The ConText lexicon of ``clineval.text.assertion``: trigger phrases with their category and direction,
 and the word lists of the subtype and reference rules. Data only; the rules that read it are in
 ``assertion``'s docstring.
 """

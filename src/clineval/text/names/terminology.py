@@ -4,7 +4,7 @@ The artefact ``data/terminology/disease_ontology.tsv.gz`` is built by ``scripts/
 (sources, licences and attribution: ``data/terminology/SOURCE.md``). It is read lazily, on the first call of
 ``load_terminology()`` (cached), never at import of ``clineval.text``.
 
-API (keys are ``clineval.text.diagnosis_vocab.name_key`` of a name; ids are current "DOID:..." ids)::
+API (keys are ``clineval.text.names.diagnosis_vocab.name_key`` of a name; ids are current "DOID:..." ids)::
 
     term = load_terminology()
     term.concepts(key)         -> ("DOID:585",)        LABEL or EXACT names only; an ambiguous key gives all
@@ -185,5 +185,5 @@ def _indexes(rows: list[tuple[str, str, str]], scopes: list[str]) -> dict[str, d
 @lru_cache(maxsize=1)
 def load_terminology() -> Terminology:
     """The packaged Disease Ontology terminology, read once."""
-    path = resources.files("clineval.text") / "data" / "terminology" / ARTEFACT
+    path = resources.files("clineval.text.names") / "data" / "terminology" / ARTEFACT
     return parse_terminology(path.read_bytes())

@@ -47,7 +47,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from clineval.scoring.assertion_lexicon import (
+from clineval.text.assertion_lexicon import (
     ACTION_RULES,
     BACKWARD,
     BLOCKING,

@@ -1,0 +1,1 @@
+"""Diagnosis names: terminology, normalisation, equivalence."""
