@@ -23,7 +23,7 @@ from pathlib import Path
 from clineval.core import Case, CaseInput, ScoringContext, StructuredOutput, SystemOutput
 from clineval.core.case import Reference
 from clineval.core.output import DifferentialItem
-from clineval.scoring.ddx import DdxScorer
+from clineval.ddx.scorer import DdxScorer
 
 DEFAULT = Path("/work/shared/data/open_xddx/open_xddx.jsonl")
 

@@ -4,7 +4,7 @@ Usage: ``python scripts/lddx_agreement.py [DATA_DIR]`` (default ``/work/shared/d
 ``results_v8_5/*.json`` and ``results_v8_6/*.json`` directly).
 
 Part 1 feeds LDDx's stored counts (tp/fp/fn/caa/ae_count, total_gt_diagnoses, caa_weight_applied) into
-clineval's formulas (``clineval.scoring.ddx_formulas.ddx_scores`` docstring) and counts the files where LDDx's
+clineval's formulas (``clineval.ddx.formulas.ddx_scores`` docstring) and counts the files where LDDx's
 stored metric equals the formula (|difference| < 1e-9).
 
 Part 2 runs ``classify_differential`` on the same files (differential: ``final_diagnoses`` as ranked
@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from clineval.core.output import DifferentialItem, TranscriptTurn
-from clineval.scoring.ddx import classify_differential
-from clineval.scoring.ddx_classes import DdxClassification
+from clineval.ddx.classes import DdxClassification
+from clineval.ddx.scorer import classify_differential
 from clineval.text.assertion import target_forms
 from clineval.text.matching import match_tokens, normalize_for_match
 from clineval.text.names.equivalence import equivalent

@@ -28,10 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from clineval.core import TranscriptTurn
-from clineval.scoring.consensus import consensus
-from clineval.scoring.credibility import credibility_scores
-from clineval.scoring.process import DEBATE_PHASES, INDEPENDENT_PHASES, tempo_scores
-from clineval.scoring.process_text import normalize_diagnosis
+from clineval.ddx.process.consensus import consensus
+from clineval.ddx.process.credibility import credibility_scores
+from clineval.ddx.process.scorer import DEBATE_PHASES, INDEPENDENT_PHASES, tempo_scores
+from clineval.ddx.process.transcript import normalize_diagnosis
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "lddx"
 _SUBROUND = re.compile(r"^(?P<agent>.+)_round(?P<n>\d+)$")

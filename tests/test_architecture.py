@@ -13,6 +13,7 @@ ALLOWED: dict[str, set[str]] = {
     "core": {"core"},
     "text": {"core", "text"},
     "mcq": {"core", "text", "metrics", "mcq"},
+    "ddx": {"core", "text", "metrics", "datasets", "systems", "ddx"},
     # Departure from ARCHITECTURE.md: a scorer declares how its scores aggregate (inspect_ai's
     # @scorer(metrics=[...])), so scoring imports metrics; metrics imports only core, so there is no cycle.
     "scoring": {"core", "text", "metrics", "scoring", "guard"},

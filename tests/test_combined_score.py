@@ -18,6 +18,7 @@ from clineval.combine import Combined, refuse_missing
 from clineval.core import CaseResult, Metric, Score, SystemOutput
 from clineval.core.errors import UserInputError
 from clineval.core.helpers.columns import ScoreColumn
+from clineval.ddx.scorer import DdxScorer
 from clineval.metrics.basic import Accuracy, LabelRate
 from clineval.metrics.breakdown import BreakdownRate
 from clineval.metrics.combined import (
@@ -29,7 +30,6 @@ from clineval.metrics.combined import (
 )
 from clineval.metrics.ddx import MacroMean, MicroRatio, WhenRecorded
 from clineval.metrics.retrieval import MeasureMeans
-from clineval.scoring.ddx import DdxScorer
 from tests.cli_helpers import clineval, write_small_suite
 
 CATS = {

@@ -11,8 +11,8 @@ import pytest
 
 from clineval.core.output import DifferentialItem as D
 from clineval.core.output import TranscriptTurn as T
-from clineval.scoring.ddx import classify_differential, ddx_scores
-from clineval.scoring.ddx_classes import DdxDecision
+from clineval.ddx.classes import DdxDecision
+from clineval.ddx.scorer import classify_differential, ddx_scores
 from clineval.text.assertion import Passage, ruled_out_mentions, target_mentions
 
 CASE = "A 19-year-old has fever and a headache for a day. There is no neck stiffness; no rash."

@@ -12,7 +12,7 @@ import pytest
 from clineval.core.output import DifferentialItem as D
 from clineval.core.protocols import ScoringContext
 from clineval.datasets import DATASETS
-from clineval.scoring.ddx import DdxOptions, DdxScorer, classify_differential, ddx_scores
+from clineval.ddx.scorer import DdxOptions, DdxScorer, classify_differential, ddx_scores
 from clineval.systems.registry import SYSTEMS
 from clineval.text.names.diagnosis_vocab import load_vocabulary
 from clineval.text.names.equivalence import equivalent

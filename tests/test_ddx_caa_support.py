@@ -10,9 +10,9 @@ from clineval.core import Case, CaseInput, ScoringContext, StructuredOutput, Sys
 from clineval.core.case import Reference
 from clineval.core.output import DifferentialItem as D
 from clineval.core.output import TranscriptTurn as T
-from clineval.scoring.ddx import DdxOptions, DdxScorer, classify_differential, ddx_scores
-from clineval.scoring.ddx_classes import DdxClassification
-from clineval.scoring.ddx_support import phase_key
+from clineval.ddx.classes import DdxClassification
+from clineval.ddx.scorer import DdxOptions, DdxScorer, classify_differential, ddx_scores
+from clineval.ddx.support import phase_key
 
 CASE = (
     "A 45-year-old woman has fever, a productive cough and pleuritic chest pain. Her pulse is 112/min. "

@@ -17,10 +17,10 @@ from clineval.core import Case, CaseInput, ScoringContext, StructuredOutput, Sys
 from clineval.core.case import Reference
 from clineval.core.output import DifferentialItem as D
 from clineval.core.output import TranscriptTurn as T
-from clineval.scoring.ddx import DdxOptions, DdxScorer, classify_differential, ddx_scores
-from clineval.scoring.ddx_classify import first_k
-from clineval.scoring.ddx_support import CaseFindings
-from clineval.scoring.ddx_treatment import given_actions, load_action_map, shotgun
+from clineval.ddx.classify import first_k
+from clineval.ddx.scorer import DdxOptions, DdxScorer, classify_differential, ddx_scores
+from clineval.ddx.support import CaseFindings
+from clineval.ddx.treatment import given_actions, load_action_map, shotgun
 
 # ---------------------------------------------------------------- 1. the first K diagnoses
 

@@ -20,9 +20,9 @@ from clineval.core import Case
 from clineval.core.errors import DataFileError
 from clineval.core.output import SystemOutput
 from clineval.datasets import DATASETS
+from clineval.ddx.lddx import text_key
+from clineval.ddx.lddx_records import load_lddx_file
 from clineval.scoring.registry import SCORERS
-from clineval.systems.lddx import text_key
-from clineval.systems.lddx_records import load_lddx_file
 from clineval.systems.registry import SYSTEMS
 from tests.helpers import shared_data
 

@@ -11,8 +11,8 @@ from clineval.core import Case, CaseInput, ScoringContext, StructuredOutput, Sys
 from clineval.core.case import Reference
 from clineval.core.output import DifferentialItem as D
 from clineval.core.output import TranscriptTurn as T
-from clineval.scoring.ddx import DdxOptions, DdxScorer, classify_differential, ddx_scores
-from clineval.scoring.ddx_classes import DdxClassification
+from clineval.ddx.classes import DdxClassification
+from clineval.ddx.scorer import DdxOptions, DdxScorer, classify_differential, ddx_scores
 from clineval.scoring.registry import SCORERS
 from clineval.text.assertion import Passage, ruled_out_mentions
 

@@ -11,10 +11,10 @@ import pytest
 from clineval.core.errors import DataFileError
 from clineval.core.output import DifferentialItem as D
 from clineval.core.output import TranscriptTurn as T
-from clineval.scoring.ddx import classify_differential, ddx_scores
-from clineval.scoring.ddx_classes import DdxDecision
-from clineval.scoring.ddx_treatment import given_actions, load_action_map
-from clineval.scoring.ddx_vitals import numeric_findings
+from clineval.ddx.classes import DdxDecision
+from clineval.ddx.scorer import classify_differential, ddx_scores
+from clineval.ddx.treatment import given_actions, load_action_map
+from clineval.ddx.vitals import numeric_findings
 
 CASE = (
     "A 2-year-old boy has had vomiting and diarrhoea for 3 days. He is lethargic with dry mucous membranes; "

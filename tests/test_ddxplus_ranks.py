@@ -19,7 +19,7 @@ import pytest
 
 from clineval.core.protocols import ScoringContext
 from clineval.datasets import DATASETS
-from clineval.scoring.ddx import DdxOptions, DdxScorer
+from clineval.ddx.scorer import DdxOptions, DdxScorer
 from clineval.systems.registry import SYSTEMS
 from tests.helpers import shared_data
 

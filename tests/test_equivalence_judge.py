@@ -18,12 +18,12 @@ from clineval.core import Case, CaseInput, DifferentialItem, Reference, Structur
 from clineval.core.errors import SuiteError
 from clineval.core.judging import JUDGMENTS_KEY, JudgeDecision, JudgeRequest, pair_key
 from clineval.core.protocols import Scorer, ScoringContext
+from clineval.ddx.classes import LLM_JUDGE_TIER, judged_match, unresolved_pairs
+from clineval.ddx.scorer import DdxOptions, DdxScorer, classify_differential
 from clineval.mcq.scorer import MCQScorer
 from clineval.metrics.aggregate import aggregate_task
 from clineval.runner.engine import score_case
 from clineval.runner.judging import JudgeStep, judge_requests, parse_judgment
-from clineval.scoring.ddx import DdxOptions, DdxScorer, classify_differential
-from clineval.scoring.ddx_classes import LLM_JUDGE_TIER, judged_match, unresolved_pairs
 from clineval.systems.openai_chat import openai_system
 from clineval.testing import Reply, Rule, Script
 from clineval.testing.cds_pipeline import running_pipeline

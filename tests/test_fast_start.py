@@ -146,7 +146,7 @@ def test_provenance_hashes_the_question_rules_only_when_a_task_classifies_questi
 
 
 def test_provenance_hashes_the_ddx_data_files_a_ddx_task_reads() -> None:
-    actions = hashlib.sha256((SRC / "scoring" / "data" / "tm_sm_actions.yaml").read_bytes()).hexdigest()
+    actions = hashlib.sha256((SRC / "ddx" / "data" / "tm_sm_actions.yaml").read_bytes()).hexdigest()
     findings = hashlib.sha256(
         (SRC / "text" / "names" / "data" / "finding_names.tsv").read_bytes()
     ).hexdigest()

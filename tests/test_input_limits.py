@@ -23,7 +23,7 @@ from clineval.core.helpers.lines import (
 from clineval.core.output import SystemOutput
 from clineval.datasets._io import load_json
 from clineval.datasets.registry import DATASETS
-from clineval.systems.lddx_records import parse_lddx
+from clineval.ddx.lddx_records import parse_lddx
 from clineval.systems.openai_chat import json_reply
 from clineval.systems.predictions import PredictionsOptions, PredictionsSystem
 from tests.cli_helpers import clineval, write_small_suite

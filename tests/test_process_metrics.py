@@ -13,9 +13,9 @@ import pytest
 
 from clineval.core import Case, CaseInput, Reference, ScoringContext, StructuredOutput, SystemOutput
 from clineval.core import TranscriptTurn as Turn
-from clineval.scoring.consensus import consensus
-from clineval.scoring.credibility import credibility_scores, professional_valence, turn_credibility
-from clineval.scoring.process import (
+from clineval.ddx.process.consensus import consensus
+from clineval.ddx.process.credibility import credibility_scores, professional_valence, turn_credibility
+from clineval.ddx.process.scorer import (
     ProcessScorer,
     debate_tempo,
     independent_tempo,
@@ -23,7 +23,7 @@ from clineval.scoring.process import (
     make_process_scorer,
     tempo_scores,
 )
-from clineval.scoring.process_text import differential_from_text, normalize_diagnosis
+from clineval.ddx.process.transcript import differential_from_text, normalize_diagnosis
 from clineval.scoring.registry import SCORERS
 from tests.helpers import shared_data
 

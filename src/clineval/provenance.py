@@ -57,7 +57,7 @@ def uses_question_rules(spec: SuiteSpec) -> bool:
 # Scorer type -> the packaged data files its decisions read beyond its options (package, path in it).
 _SCORER_DATA: dict[str, tuple[tuple[str, str], ...]] = {
     "ddx": (
-        ("clineval.scoring", "data/tm_sm_actions.yaml"),  # TM-SM: action -> condition/finding map
+        ("clineval.ddx", "data/tm_sm_actions.yaml"),  # TM-SM: action -> condition/finding map
         ("clineval.text.names", "data/finding_names.tsv"),  # symptoms never resolved to a disease concept
     ),
 }

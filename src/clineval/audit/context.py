@@ -109,7 +109,7 @@ def _escalation_terms(scorers: Sequence[Scorer], cases: Sequence[Case]) -> tuple
 def _treatments() -> tuple[str, ...]:
     """Every agent of the packaged DDx action map (TM-SM); empty where the map does not exist."""
     try:
-        from clineval.scoring.ddx_treatment import load_action_map
+        from clineval.ddx.treatment import load_action_map
     except ImportError:  # a clineval before the action map (the audit's "before" column)
         return ()
     return tuple(dict.fromkeys(a for row in load_action_map().rows for a in row.actions))

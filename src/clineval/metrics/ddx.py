@@ -1,4 +1,4 @@
-"""Aggregation of per-case DDx scores (``clineval.scoring.ddx``): macro means, micro ratios, class totals.
+"""Aggregation of per-case DDx scores (``clineval.ddx.scorer``): macro means, micro ratios, class totals.
 
 The headline DDx metrics are macro-averaged: each case's score is computed first (its recall, its
 clinical reasoning quality...) and the task value is the mean over the cases where it is defined

@@ -35,7 +35,7 @@ found: the sentence, the trigger, the passage's round / phase / agent, and wheth
 the target forward (named it in no negated and no conditional scope). ``target_mentions`` also returns those
 sentences (for the DDx rule that an exclusion needs the diagnosis considered first: ``scoring.ddx_support``).
 
-Actions (``action_state``, for TM-SM in ``clineval.scoring.ddx_treatment``) use the same scope rules with
+Actions (``action_state``, for TM-SM in ``clineval.ddx.treatment``) use the same scope rules with
 their own lexicon (``ACTION_RULES``): an agent is withheld ("avoid NSAIDs", "hold insulin", "thrombolysis is
 contraindicated") or only considered ("consider intubation", "if hypotensive, give fluids"), else given.
 """

@@ -226,7 +226,7 @@ REFERENCE_NOT_DIAGNOSES = frozenset(
     }
 )  # fmt: skip
 
-# Actions (TM-SM, clineval.scoring.ddx_treatment): is an agent named in a symptom-management turn given, or
+# Actions (TM-SM, clineval.ddx.treatment): is an agent named in a symptom-management turn given, or
 # withheld, avoided, contraindicated or only considered? Same machinery as the diagnosis triggers above, with
 # the termination terms of ConText; "consider X", "potential X", "if ..., give X", "X if needed" are hedges
 # (an order under a condition is not a given treatment).

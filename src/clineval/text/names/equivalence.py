@@ -35,7 +35,7 @@ position) and its ``Equivalence``; (None, a non-match) when none is equivalent.
 
 Direction: a ``hierarchy`` equivalence says which name is the more general one (``broader``: ``"a"`` the
 first argument, ``"b"`` the second), so that a scorer can refuse a name broader than the ground truth
-(``clineval.scoring.ddx``: an ancestor is never a hit). ``broader`` is None for the same-disease tiers and
+(``clineval.ddx.scorer``: an ancestor is never a hit). ``broader`` is None for the same-disease tiers and
 for a compositional name that lists the other as one of its alternatives or examples ("Rh or ABO
 incompatibility" names "ABO incompatibility": neither is the broader *claim*).
 

@@ -3,7 +3,7 @@
 One JSON object per line: ``index`` (1-based int), ``patient_info`` (the vignette), ``specialty``,
 ``disease_num``, ``rationale_num`` and ``ground_truth`` {diagnosis: [findings quoted from the vignette]}.
 Case id = ``str(index)`` (LDDx result files ``ddx_results_Case_<index>_*.json`` join on it, see
-``clineval.systems.lddx``). ``reference.differential`` keeps the annotators' order of the ground-truth keys;
+``clineval.ddx.lddx``). ``reference.differential`` keeps the annotators' order of the ground-truth keys;
 ``reference.findings`` the supporting findings. The vignette is also the ``question`` so MCQ-style prompt
 templates work unchanged.
 """

@@ -1,4 +1,4 @@
-"""One case's differential classified into the DDx outcome classes (``clineval.scoring.ddx_classes``).
+"""One case's differential classified into the DDx outcome classes (``clineval.ddx.classes``).
 
 ``classify_differential``, with ``match`` an equivalence function (default
 ``clineval.text.names.equivalence.best_match``):
@@ -11,7 +11,7 @@
    matched (greedy, first come first served), leaving out a ground truth that the item is *more general*
    than (a ``hierarchy`` match whose ``broader`` side is the system name). ``proposed`` or ``alternative``
    + match -> TP; ``excluded`` + match -> AE when the exclusion is supported
-   (``clineval.scoring.ddx_support.SupportPolicy.exclusion``: a turn rules it out, or with
+   (``clineval.ddx.support.SupportPolicy.exclusion``: a turn rules it out, or with
    ``transcript_or_reasoning`` its reasoning cites a finding of the case; ``label``: the status alone),
    else the ground truth is decided in step 3 and, unless ruled out or treated there, is an FN "excluded
    without support". A match of the ``hierarchy`` tier (the system name narrower) counts only with
@@ -19,7 +19,7 @@
    already matched ground truth is a ``DUP`` (not counted);
 2. an item related to a ground truth only as its broader name ("Diabetes mellitus" for "type 2 diabetes")
    -> ``BROADER`` (never a hit; ``excluded`` items -> ``EXCLUDED``); other unmatched ``proposed`` items
-   -> FP; unmatched ``alternative`` items -> CAA when supported (``clineval.scoring.ddx_support``:
+   -> FP; unmatched ``alternative`` items -> CAA when supported (``clineval.ddx.support``:
    named with a finding of the case in a can't-miss turn), else FP with the reason; unmatched
    ``excluded`` items -> ``EXCLUDED`` (not counted); a name already classified so (same normalised text)
    -> ``DUP``;
@@ -28,7 +28,7 @@
    evidence: the latest supported sentence, its round and phase; without support: no AE, "ruled out without
    support" if nothing else decides it); else
    TM-SM if the triage / symptom-management turns (``tm_sm_phases``) give an action that treats it or its
-   key findings (``clineval.scoring.ddx_treatment``; a mention of findings is no treatment; agents of more
+   key findings (``clineval.ddx.treatment``; a mention of findings is no treatment; agents of more
    than ``max_treatment_rows`` rows in one case are a shotgun, and none counts); else FN.
 
 Ranks: the ``proposed`` items, in order, are the ranked list (1-based). A hit is a proposed item
@@ -41,7 +41,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from clineval.core.output import DifferentialItem, TranscriptTurn
-from clineval.scoring.ddx_classes import (
+from clineval.ddx.classes import (
     LLM_JUDGE_TIER,
     DdxClass,
     DdxClassification,
@@ -50,8 +50,8 @@ from clineval.scoring.ddx_classes import (
     Evidence,
     MatchFn,
 )
-from clineval.scoring.ddx_support import DEFAULT_CANT_MISS_PHASES, CaaSupport, SupportPolicy
-from clineval.scoring.ddx_treatment import (
+from clineval.ddx.support import DEFAULT_CANT_MISS_PHASES, CaaSupport, SupportPolicy
+from clineval.ddx.treatment import (
     SHOTGUN_ROWS,
     GivenAction,
     given_actions,

@@ -1,7 +1,7 @@
 """``ddx``: differential-diagnosis scoring with outcome classes (TP, FP, FN, CAA, AE, TM-SM, and clineval's
-BROADER; see ``clineval.scoring.ddx_classes``) and the LDDx metrics guide's scores (``ddx_scores``).
+BROADER; see ``clineval.ddx.classes``) and the LDDx metrics guide's scores (``ddx_scores``).
 
-The classification of one case is ``clineval.scoring.ddx_classify.classify_differential`` (re-exported here;
+The classification of one case is ``clineval.ddx.classify.classify_differential`` (re-exported here;
 rules in its docstring and docs/ddx_scoring.md): greedy equivalence matching of the system's items to the
 ground truth (a name more general than a ground truth is never a hit), CAA only for alternatives a can't-miss
 turn supports with a finding of the case (``ddx_support``: a quotation of the case or a sentence naming
@@ -27,24 +27,14 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from clineval.core.judging import JudgeDecision, JudgeRequest, judgments_of
 from clineval.core.protocols import Metric, ScoringContext
 from clineval.core.score import Score
+from clineval.ddx.classes import LLM_JUDGE_TIER, DdxClassification, MatchFn, judged_match, unresolved_pairs
+from clineval.ddx.classify import DEFAULT_MAX_DIFFERENTIAL, DEFAULT_TM_SM_PHASES, classify_differential
+from clineval.ddx.formulas import ddx_scores
+from clineval.ddx.support import DEFAULT_CANT_MISS_PHASES, CaaSupport
+from clineval.ddx.treatment import SHOTGUN_ROWS
 from clineval.metrics.basic import LabelRate
 from clineval.metrics.breakdown import BreakdownRate
 from clineval.metrics.ddx import MACRO_KEYS, ClassTotals, MacroMean, MicroRatio, WhenRecorded
-from clineval.scoring.ddx_classes import (
-    LLM_JUDGE_TIER,
-    DdxClassification,
-    MatchFn,
-    judged_match,
-    unresolved_pairs,
-)
-from clineval.scoring.ddx_classify import (
-    DEFAULT_MAX_DIFFERENTIAL,
-    DEFAULT_TM_SM_PHASES,
-    classify_differential,
-)
-from clineval.scoring.ddx_formulas import ddx_scores
-from clineval.scoring.ddx_support import DEFAULT_CANT_MISS_PHASES, CaaSupport
-from clineval.scoring.ddx_treatment import SHOTGUN_ROWS
 from clineval.text.names.equivalence import best_match
 
 __all__ = ["DdxOptions", "DdxScorer", "classify_differential", "ddx_scores", "make_ddx_scorer"]

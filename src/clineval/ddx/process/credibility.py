@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from clineval.core.output import TranscriptTurn
-from clineval.scoring.process_text import Differential, count_present, evidence_count, turn_differential
+from clineval.ddx.process.transcript import Differential, count_present, evidence_count, turn_differential
 
 CredibilityScheme = Literal["per_round", "pooled"]
 

@@ -8,14 +8,14 @@ Classes (LDDx metrics guide, Local-DDx by Baglecake, MIT; names kept):
   support"; counted in ``caa_unsupported``);
 - ``CAA``: clinically appropriate alternative, "a reasonable alternative supported by evidence in the 'Can't
   Miss' round": an ``alternative`` item outside the ground truth that a can't-miss turn names with a finding
-  of the case (``clineval.scoring.ddx_support``);
+  of the case (``clineval.ddx.support``);
 - ``AE``: appropriately excluded, a ground-truth diagnosis the system considered and explicitly ruled out
   (a negated mention in the transcript, or ``status: excluded`` in the differential **with support**:
-  ``clineval.scoring.ddx_support``; the status alone is no evidence, and an unsupported exclusion of a
+  ``clineval.ddx.support``; the status alone is no evidence, and an unsupported exclusion of a
   ground truth is an FN, explanation "excluded without support", counted in ``ae_unsupported``);
 - ``TM-SM``: a missed ground-truth diagnosis that the triage / symptom-management turns treated: an action
   given that treats it or its key findings ("missed Dehydration but gave fluids";
-  ``clineval.scoring.ddx_treatment``);
+  ``clineval.ddx.treatment``);
 - ``FN``: a ground-truth diagnosis missed, and neither AE nor TM-SM.
 
 ``BROADER`` (clineval's, issue 22): a system diagnosis more general than a ground truth (an ancestor, or a

@@ -57,7 +57,7 @@ from functools import lru_cache
 from typing import Literal, TypeAlias
 
 from clineval.core.output import DifferentialItem, TranscriptTurn
-from clineval.scoring.ddx_classes import Evidence
+from clineval.ddx.classes import Evidence
 from clineval.text.assertion import (
     Mention,
     Passage,

@@ -34,8 +34,8 @@ from clineval.core.case import Case
 from clineval.core.errors import DataFileError
 from clineval.core.output import SystemOutput
 from clineval.core.specs import ComponentSpec
+from clineval.ddx.lddx_records import LddxRecord, parse_lddx
 from clineval.systems._replay import ReplaySystem
-from clineval.systems.lddx_records import LddxRecord, parse_lddx
 
 PATTERNS: dict[str, tuple[str, ...]] = {
     "results": ("ddx_results_*.json",),

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from clineval.scoring.ddx_classes import DdxClassification
+from clineval.ddx.classes import DdxClassification
 
 
 def _ratio(num: float, den: float) -> float:

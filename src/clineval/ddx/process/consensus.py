@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from clineval.scoring.process_text import normalize_diagnosis
+from clineval.ddx.process.transcript import normalize_diagnosis
 
 
 @dataclass(frozen=True, slots=True)

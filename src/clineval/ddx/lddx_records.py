@@ -16,7 +16,7 @@ Two formats (GitHub ``Baglecake/Local-DDx``):
   ``credibility_scores`` (final/base/valence per specialist).
 
 Each transcript turn keeps the response's ``structured_data`` (what LDDx's own parser read; ``None`` when
-it read nothing) as an extra field, for the process metrics (``clineval.scoring.process_text``).
+it read nothing) as an extra field, for the process metrics (``clineval.ddx.process.transcript``).
 
 Votes are each agent's ballot as LDDx recorded it (v8: the voting round's ``all_rankings``; v10: each voting
 response's ``structured_data.rankings``), one line per ranked diagnosis with ``rank`` (1 = first choice) and

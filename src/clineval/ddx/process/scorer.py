@@ -29,11 +29,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from clineval.core import Metric, Score, ScoringContext, TranscriptTurn
+from clineval.ddx.process.consensus import consensus
+from clineval.ddx.process.credibility import CredibilityScheme, credibility_scores
+from clineval.ddx.process.transcript import count_present, normalize_diagnosis, turn_differential
 from clineval.metrics.basic import Count
 from clineval.metrics.breakdown import BreakdownMean, BreakdownRate
-from clineval.scoring.consensus import consensus
-from clineval.scoring.credibility import CredibilityScheme, credibility_scores
-from clineval.scoring.process_text import count_present, normalize_diagnosis, turn_differential
 
 INDEPENDENT_PHASES = ("team_independent_differentials", "team_differentials", "independent_differentials")
 DEBATE_PHASES = ("refinement_and_justification", "refinement", "debate")

@@ -32,7 +32,7 @@ and findings it treats, the guideline or textbook that says so) is read by ``loa
      its condition "secondary hypertension"). A subtype is not covered: fluids treat hypovolaemic shock, not
      every shock (cardiogenic shock); a row lists the subtypes it treats. And the action is indicated by
      the case: one of the row's findings is present, not negated, in the case text, in words or as a
-     number past its threshold (``clineval.scoring.ddx_vitals``: "pulse is 176/min" is tachycardia);
+     number past its threshold (``clineval.ddx.vitals``: "pulse is 176/min" is tachycardia);
      rows without findings (antibiotics, anticoagulation) need none; without a case text the check is
      skipped; or
    - b) the ground truth's key findings (``reference.findings[gt]``: Open-XDDx, LDDx v10) are treated: of its
@@ -64,8 +64,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from clineval.core.errors import DataFileError
 from clineval.core.output import TranscriptTurn
-from clineval.scoring.ddx_classes import Evidence
-from clineval.scoring.ddx_vitals import numeric_findings
+from clineval.ddx.classes import Evidence
+from clineval.ddx.vitals import numeric_findings
 from clineval.text.assertion import action_state, find_form, negation_in, split_sentences
 from clineval.text.matching import match_tokens
 from clineval.text.names.equivalence import equivalent
@@ -170,7 +170,7 @@ def load_action_map(path: str | Path | None = None) -> ActionMap:
 
 @lru_cache(maxsize=1)
 def _packaged() -> ActionMap:
-    ref = resources.files("clineval.scoring") / "data" / ACTIONS_FILE
+    ref = resources.files("clineval.ddx") / "data" / ACTIONS_FILE
     return _parse(ref.read_text(encoding="utf-8"), Path(str(ref)))
 
 
@@ -281,7 +281,7 @@ def _finding_rows(finding: str, amap: ActionMap) -> Mapping[int, str]:
 
 def present_findings(case_text: str, amap: ActionMap | None = None) -> frozenset[int]:
     """The rows with a finding that the case text states, in words and not negated ("no fever" states no
-    fever), or in numbers (``clineval.scoring.ddx_vitals``: "pulse is 176/min" states tachycardia)."""
+    fever), or in numbers (``clineval.ddx.vitals``: "pulse is 176/min" states tachycardia)."""
     m = amap or load_action_map()
     numeric = {_stems(f) for f in numeric_findings(case_text)}
     rows: set[int] = {i for i, forms in enumerate(m.finding_forms) if any(f in numeric for f, _ in forms)}

@@ -1,6 +1,6 @@
 """Abnormal vital signs and laboratory values stated as numbers in a case text ("pulse is 176/min",
 "blood pressure is 80/50 mm Hg", "temperature 38.9 °C", "potassium 6.8 mEq/L"), named as the findings of the
-TM-SM action map (``clineval.scoring.ddx_treatment``: an action is indicated by a finding of the case).
+TM-SM action map (``clineval.ddx.treatment``: an action is indicated by a finding of the case).
 
 Vignettes give vitals as numbers, not words; without this reader "pulse is 176/min" would not indicate
 fluids for tachycardia. Adult thresholds, each from the source the action map cites for the finding (a

@@ -1,0 +1,1 @@
+"""Process metrics of a multi-agent DDx discussion."""
