@@ -1,4 +1,4 @@
-"""Latency of the runtime guard ``clineval.guard.check`` over 100,000 synthetic recommendations.
+"""Latency of the runtime guard ``clineval.cds.guard.check`` over 100,000 synthetic recommendations.
 
     .venv/bin/python benchmarks/bench_guard.py [--n 100000] [--seed 0] [--input mapping|model]
 
@@ -22,8 +22,8 @@ import statistics
 import time
 from typing import Any
 
+from clineval.cds.guard import check
 from clineval.core import StructuredOutput
-from clineval.guard import check
 
 DRUGS = [
     "aspirin",

@@ -20,10 +20,10 @@ sys.path.insert(0, str(ROOT / "examples" / "cds_recommender"))
 
 from recommender import recommend  # noqa: E402
 
+from clineval.cds.rules.patient import names as rule_names  # noqa: E402
 from clineval.core import ScoringContext, SystemOutput  # noqa: E402
 from clineval.datasets import DATASETS  # noqa: E402
 from clineval.scoring.registry import SCORERS  # noqa: E402
-from clineval.scoring.rule_patient import names as rule_names  # noqa: E402
 
 TIERS = {
     1: ["schema", "citation_grounding", "scope", "contraindications", "escalation", "latency"],

@@ -4,9 +4,9 @@ No patient data: every case is drawn from the clinical parameter tables below wi
 so the file is reproducible byte for byte (``tests/test_golden_set.py`` regenerates it). The labels come
 from the packaged clinical content, so they cannot contradict it:
 
-* expected rules and actions: the tier 3 rules (``clineval.scoring.rule_reference.reference_plan``: every
+* expected rules and actions: the tier 3 rules (``clineval.cds.rules.reference.reference_plan``: every
   action the applicable rules require for this patient, the first alternative no rule forbids for them);
-* expected escalation: a tier 1 red flag fires (``clineval.guard.red_flags``) or an applicable rule asks
+* expected escalation: a tier 1 red flag fires (``clineval.cds.guard.red_flags``) or an applicable rule asks
   for escalation; ``escalation_reasons`` name, per flag, one of its escalation terms (so a recommendation
   that repeats them passes the tier 1 escalation check).
 
@@ -25,9 +25,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from clineval.guard.red_flags import DEFAULT_RED_FLAGS, RedFlagHit
-from clineval.scoring.rule_engine import evaluate_rules, load_rules
-from clineval.scoring.rule_reference import ReferencePlan, reference_plan
+from clineval.cds.guard.red_flags import DEFAULT_RED_FLAGS, RedFlagHit
+from clineval.cds.rules.engine import evaluate_rules, load_rules
+from clineval.cds.rules.reference import ReferencePlan, reference_plan
 
 VERSION = 2
 SEED = 20240617

@@ -16,11 +16,11 @@ ALLOWED: dict[str, set[str]] = {
     "ddx": {"core", "text", "metrics", "datasets", "systems", "ddx"},
     # Departure from ARCHITECTURE.md: a scorer declares how its scores aggregate (inspect_ai's
     # @scorer(metrics=[...])), so scoring imports metrics; metrics imports only core, so there is no cycle.
-    "scoring": {"core", "text", "metrics", "scoring", "guard"},
-    "guard": {"core", "text", "guard"},
+    "scoring": {"core", "text", "metrics", "scoring"},
+    "cds": {"core", "text", "metrics", "datasets", "systems", "cds"},
     "metrics": {"core", "metrics"},
     "analysis": {"core", "metrics", "analysis"},
-    "runner": {"core", "text", "scoring", "metrics", "analysis", "runner", "guard"},
+    "runner": {"core", "text", "scoring", "metrics", "analysis", "runner"},
     "systems": {"core", "systems"},
     "datasets": {"core", "datasets"},
     "store": {"core", "store"},

@@ -17,14 +17,14 @@ from typing import Any
 import pytest
 
 from clineval.analysis.gate_roles import default_role
+from clineval.cds.golden.severity import SeverityKappa
+from clineval.cds.guard import check
+from clineval.cds.retrieval.scorer import GuidelineCitationScorer
+from clineval.cds.rules.guidelines import GuidelineAdherenceScorer, GuidelineOptions
+from clineval.cds.rules.model import packaged_rules
+from clineval.cds.rules.specificity import specificity
 from clineval.core import Case, CaseInput, Reference, Score, ScoringContext, StructuredOutput, SystemOutput
-from clineval.guard import check
-from clineval.scoring.golden_severity import SeverityKappa
-from clineval.scoring.guidelines import GuidelineAdherenceScorer, GuidelineOptions
 from clineval.scoring.registry import SCORERS
-from clineval.scoring.retrieval import GuidelineCitationScorer
-from clineval.scoring.rule_model import packaged_rules
-from clineval.scoring.rule_specificity import specificity
 
 # Heart failure, congested (BNP 900, oedema), EF 55%: chf_loop_diuretic applies; hfref_gdmt is the
 # patient's condition but not applicable (EF > 40); K+ 4.1: the hyperkalaemia rule is known not to apply.

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from clineval.core.clinical_thresholds import THRESHOLDS, resolve_threshold, threshold
+from clineval.cds.clinical_thresholds import THRESHOLDS, resolve_threshold, threshold
+from clineval.cds.guard import DEFAULT_RED_FLAGS, RedFlagSet
+from clineval.cds.rules.engine import applicable_rules, load_rules
+from clineval.cds.rules.model import AnyOfContext, parse_rules
 from clineval.core.errors import DataFileError, UserInputError
-from clineval.guard import DEFAULT_RED_FLAGS, RedFlagSet
-from clineval.scoring.rule_engine import applicable_rules, load_rules
-from clineval.scoring.rule_model import AnyOfContext, parse_rules
 
 
 def test_values_from_the_guidelines() -> None:
@@ -85,7 +85,7 @@ def _tier3(rule_id: str) -> dict[str, tuple[str, float, str | None]]:
 
 def _tier1_names() -> set[str]:
     """The thresholds the packaged red-flag file names."""
-    text = resources.files("clineval.guard").joinpath("data", "red_flags.yaml").read_text("utf-8")
+    text = resources.files("clineval.cds.guard").joinpath("data", "red_flags.yaml").read_text("utf-8")
     return {name for name in THRESHOLDS if f"threshold: {name}" in text}
 
 

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
+from clineval.cds.retrieval.measures import MeasureMeans
 from clineval.combine import Combined, refuse_missing
 from clineval.core import CaseResult, Metric, Score, SystemOutput
 from clineval.core.errors import UserInputError
@@ -29,7 +30,6 @@ from clineval.metrics.combined import (
     parse_weights,
 )
 from clineval.metrics.ddx import MacroMean, MicroRatio, WhenRecorded
-from clineval.metrics.retrieval import MeasureMeans
 from tests.cli_helpers import clineval, write_small_suite
 
 CATS = {

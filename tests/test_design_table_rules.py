@@ -18,12 +18,12 @@ import pytest
 from pydantic import ValidationError
 
 from clineval import api
+from clineval.cds.rules.engine import evaluate_rules
+from clineval.cds.rules.model import packaged_rules
+from clineval.cds.rules.reference import reference_plan
 from clineval.core import Case, CaseInput, ScoringContext, StructuredOutput, SystemOutput
 from clineval.core.errors import SuiteError
 from clineval.scoring.registry import SCORERS
-from clineval.scoring.rule_engine import evaluate_rules
-from clineval.scoring.rule_model import packaged_rules
-from clineval.scoring.rule_reference import reference_plan
 from tests.test_guideline_probes import lab, pt
 
 DESIGN = packaged_rules("design_table")

@@ -114,10 +114,10 @@ def test_a_registry_imports_a_component_on_first_use_and_still_suggests() -> Non
     out = _run_python(
         "import sys\n"
         "from clineval.scoring.registry import SCORERS\n"
-        "before = 'clineval.scoring.structural' in sys.modules\n"
+        "before = 'clineval.cds.guard.structural' in sys.modules\n"
         "SCORERS.get('schema')\n"
-        "after = 'clineval.scoring.structural' in sys.modules\n"
-        "print(before, after, 'clineval.scoring.retrieval' in sys.modules)"
+        "after = 'clineval.cds.guard.structural' in sys.modules\n"
+        "print(before, after, 'clineval.cds.retrieval.scorer' in sys.modules)"
     )
     assert out == "False True False"
     with pytest.raises(SuiteError, match="unknown scorer 'mqc'") as err:

@@ -13,11 +13,11 @@ import pytest
 
 from clineval.analysis.gate import evaluate_strict, is_headline
 from clineval.analysis.gate_roles import FALLBACK, METRIC_RULES, default_role, direction_of, rule_for
+from clineval.cds.retrieval.scorer import DEFAULT_MEASURES
 from clineval.core.helpers.columns import ScoreColumn
 from clineval.core.score import Score
 from clineval.metrics.aggregate import COUNT_KEYS, compute_metric
 from clineval.scoring.registry import SCORERS
-from clineval.scoring.retrieval import DEFAULT_MEASURES
 from tests.cli_helpers import clineval
 from tests.golden_runs import GOLDEN, ROWS
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
+from clineval.cds.golden.severity import cohen_kappa, severity_level
 from clineval.core import Case, CaseInput, Reference, Score, ScoringContext, StructuredOutput, SystemOutput
-from clineval.scoring.golden_severity import cohen_kappa, severity_level
 from clineval.scoring.registry import SCORERS
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
+from clineval.cds.guard import check
+from clineval.cds.guard.red_flags import DEFAULT_RED_FLAGS
+from clineval.cds.rules.engine import evaluate_rules, load_rules
+from clineval.cds.rules.guidelines import GuidelineAdherenceScorer
 from clineval.core import RecommendedAction, ScoringContext, StructuredOutput, SystemOutput
 from clineval.core.errors import DataFileError
 from clineval.datasets.registry import DATASETS
-from clineval.guard import check
-from clineval.guard.red_flags import DEFAULT_RED_FLAGS
-from clineval.scoring.guidelines import GuidelineAdherenceScorer
-from clineval.scoring.rule_engine import evaluate_rules, load_rules
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "data" / "golden_set" / "golden_set_v2.jsonl"

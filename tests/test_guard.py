@@ -1,4 +1,5 @@
-"""Tier 1 checks: the runtime guard (``clineval.guard``) and its scorers (``clineval.scoring.structural``).
+"""Tier 1 checks: the runtime guard (``clineval.cds.guard``) and its scorers
+(``clineval.cds.guard.structural``).
 
 Every check has a passing and a failing recommendation; every red flag fires on a patient and stays
 quiet on a healthy one.
@@ -12,10 +13,10 @@ from typing import Any
 
 import pytest
 
+from clineval.cds.guard import DEFAULT_RED_FLAGS, GuardConfig, Scope, check, drugs_named
+from clineval.cds.guard.structural import LatencyPercentiles
 from clineval.core import Case, CaseInput, Reference, ScoringContext, StructuredOutput, SystemOutput
-from clineval.guard import DEFAULT_RED_FLAGS, GuardConfig, Scope, check, drugs_named
 from clineval.scoring.registry import SCORERS
-from clineval.scoring.structural import LatencyPercentiles
 
 GOOD: dict[str, Any] = {
     "problems": ["Acute pulmonary embolism"],

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from clineval.scoring.rule_engine import evaluate_rules, load_rules
+from clineval.cds.rules.engine import evaluate_rules, load_rules
 
 
 def lab(name: str, value: float, unit: str, flag: str = "H") -> dict[str, Any]:

@@ -12,11 +12,7 @@ from typing import Any
 
 import pytest
 
-from clineval.core import Case, CaseInput, RecommendedAction, ScoringContext, StructuredOutput, SystemOutput
-from clineval.core.errors import DataFileError, SuiteError
-from clineval.scoring.guidelines import GuidelineAdherenceScorer, recommendation_sections
-from clineval.scoring.registry import SCORERS
-from clineval.scoring.rule_engine import (
+from clineval.cds.rules.engine import (
     RuleResult,
     applicable_rules,
     curb65,
@@ -25,6 +21,10 @@ from clineval.scoring.rule_engine import (
     load_rules,
     parse_rules,
 )
+from clineval.cds.rules.guidelines import GuidelineAdherenceScorer, recommendation_sections
+from clineval.core import Case, CaseInput, RecommendedAction, ScoringContext, StructuredOutput, SystemOutput
+from clineval.core.errors import DataFileError, SuiteError
+from clineval.scoring.registry import SCORERS
 
 
 def lab(name: str, value: float, unit: str) -> dict[str, Any]:

@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
+from clineval.cds.retrieval.trec import parse_qrels, parse_topics
+from clineval.cds.retrieval.trec_run import parse_run
 from clineval.core.errors import DataFileError
 from clineval.core.helpers.lines import text_lines
 from clineval.datasets.registry import DATASETS
-from clineval.datasets.trec import parse_qrels, parse_topics
 from clineval.systems.predictions import parse_predictions
-from clineval.systems.trec_run import parse_run
 from tests.helpers import shared_data
 
 MARK = "start\u2028line sep\u2029para sep\u0085next line end"

@@ -10,7 +10,7 @@ import warnings
 import ir_measures
 import pytest
 
-from clineval.scoring.retrieval import evaluate, parse_measure
+from clineval.cds.retrieval.scorer import evaluate, parse_measure
 
 NAMES = [
     "nDCG@10",

@@ -19,6 +19,9 @@ import numpy as np
 import pytest
 
 import clineval.api
+from clineval.cds.guard.structural import LatencyPercentiles, _Count
+from clineval.cds.retrieval.measures import MeasureMeans
+from clineval.cds.rules.guidelines import RuleAdherenceRates
 from clineval.config.build import load_suite
 from clineval.core.helpers.columns import ScoreColumn, kept_breakdown_keys
 from clineval.core.protocols import Metric
@@ -26,12 +29,9 @@ from clineval.core.score import Score
 from clineval.metrics.aggregate import compute_metric
 from clineval.metrics.breakdown import BreakdownMean, BreakdownRate
 from clineval.metrics.ddx import CLASS_KEYS, ClassTotals, MacroMean, MicroRatio, WhenRecorded
-from clineval.metrics.retrieval import MeasureMeans
-from clineval.scoring.guidelines import RuleAdherenceRates
 from clineval.scoring.judge_dimensions import GradeMean, SampleStats
 from clineval.scoring.registry import SCORERS
 from clineval.scoring.rubric import RubricMean
-from clineval.scoring.structural import LatencyPercentiles, _Count
 
 NAN = math.nan
 # unrelated keys every breakdown also carries (what the metrics must not depend on)

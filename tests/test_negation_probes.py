@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import pytest
 
-from clineval.scoring.rule_engine import evaluate_rules
-from clineval.scoring.rule_negation import affirmed_parts
+from clineval.cds.rules.engine import evaluate_rules
+from clineval.cds.rules.negation import affirmed_parts
 from tests.test_guideline_probes import AECOPD, PE_POSTOP, PE_SHOCK
 
 UFH, EMBOLECTOMY, SABA = "UFH bolus then infusion", "Surgical embolectomy", "Nebulised salbutamol 5 mg"

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from clineval.guard import DEFAULT_RED_FLAGS, check
+from clineval.cds.guard import DEFAULT_RED_FLAGS, check
 
 
 class F(NamedTuple):

@@ -12,6 +12,8 @@ import numpy as np
 import pytest
 
 from clineval import api
+from clineval.cds.retrieval.scorer import GuidelineCitationScorer, RetrievalScorer, evaluate
+from clineval.cds.retrieval.trec_run import parse_run
 from clineval.core import (
     Case,
     CaseInput,
@@ -25,9 +27,7 @@ from clineval.core.errors import DataFileError
 from clineval.datasets.registry import DATASETS
 from clineval.metrics.embedding_clusters import cluster_quality
 from clineval.scoring.registry import SCORERS
-from clineval.scoring.retrieval import GuidelineCitationScorer, RetrievalScorer, evaluate
 from clineval.systems.registry import SYSTEMS
-from clineval.systems.trec_run import parse_run
 from tests.helpers import shared_data
 
 # ../shared/data/trec_ct_2022/trec_eval.*.log.txt (jtreceval -c -mndcg_cut.10 -mP.5 -mRprec -mrecip_rank)

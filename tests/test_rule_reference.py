@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from clineval.scoring.rule_model import parse_rules
-from clineval.scoring.rule_reference import reference_plan
+from clineval.cds.rules.model import parse_rules
+from clineval.cds.rules.reference import reference_plan
 
 
 def cap(allergy: str = "none known", **vitals: float) -> dict[str, Any]:

@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
+from clineval.cds.guard.scope import Scope
+from clineval.cds.rules.model import parse_rules as parse_guideline_rules
 from clineval.config import load_suite
 from clineval.core.errors import DataFileError, SuiteError
 from clineval.core.helpers.safe_yaml import MAX_EXPANDED
-from clineval.guard.scope import Scope
 from clineval.mcq.question_rules import load_rules as load_question_rules
 from clineval.metrics.combined import load_categories
 from clineval.pipelines import load_pipeline_config
-from clineval.scoring.rule_model import parse_rules as parse_guideline_rules
 from clineval.text.names.diagnosis_vocab import load_vocabulary
 from tests.cli_helpers import clineval, write_small_suite
 

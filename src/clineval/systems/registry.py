@@ -21,7 +21,7 @@ SYSTEMS.add_lazy("http", "clineval.systems.http_json:http_system")
 SYSTEMS.add_lazy("openai", "clineval.systems.openai_chat:openai_system")
 SYSTEMS.add_lazy("lddx", "clineval.ddx.lddx:lddx_system")
 SYSTEMS.add_lazy("ddxplus_differential", "clineval.ddx.ddxplus_differential:ddxplus_differential_system")
-SYSTEMS.add_lazy("trec_run", "clineval.systems.trec_run:trec_run_system")
+SYSTEMS.add_lazy("trec_run", "clineval.cds.retrieval.trec_run:trec_run_system")
 SYSTEMS.add_lazy("recorded", "clineval.systems.recorded:recorded_system")
 
 

@@ -8,8 +8,8 @@ way, through the package's lazy exports (:func:`clineval.core.helpers.lazy.lazy_
 One table instead of a stub file per old path: stubs would refill the old folders (``scoring/`` would keep 40
 modules) and every one of them would import a domain from below it. :func:`install` (called by
 ``clineval/__init__``) appends the finder to ``sys.meta_path``, so it is asked only about names the normal
-import system did not find; a moved *package* (``clineval.guard``) gets an empty ``__path__``, so each of its
-old submodules is resolved here too, never loaded a second time from its new folder.
+import system did not find; a moved *package* (``clineval.cds.guard``) gets an empty ``__path__``, so each of
+its old submodules is resolved here too, never loaded a second time from its new folder.
 """
 
 from __future__ import annotations
@@ -27,20 +27,34 @@ _TARGET = "__clineval_moved_to__"  # where an alias module keeps the module it s
 # The table is written by the moves' script (one entry per module that moved); edit by hand only to add one.
 # BEGIN TABLE
 MOVED_MODULES: dict[str, str] = {
+    "clineval.core.clinical_thresholds": "clineval.cds.clinical_thresholds",
     "clineval.core.columns": "clineval.core.helpers.columns",
     "clineval.core.id_index": "clineval.core.helpers.id_index",
+    "clineval.core.lab_samples": "clineval.cds.lab_samples",
     "clineval.core.lazy": "clineval.core.helpers.lazy",
     "clineval.core.lines": "clineval.core.helpers.lines",
     "clineval.core.redaction": "clineval.core.helpers.redaction",
     "clineval.core.safe_yaml": "clineval.core.helpers.safe_yaml",
     "clineval.core.urls": "clineval.core.helpers.urls",
     "clineval.datasets.ddxplus": "clineval.ddx.ddxplus",
+    "clineval.datasets.golden_set": "clineval.cds.golden.dataset",
     "clineval.datasets.open_xddx": "clineval.ddx.open_xddx",
+    "clineval.datasets.trec": "clineval.cds.retrieval.trec",
+    "clineval.guard": "clineval.cds.guard",
+    "clineval.guard.checks": "clineval.cds.guard.checks",
+    "clineval.guard.config": "clineval.cds.guard.config",
+    "clineval.guard.red_flag_conditions": "clineval.cds.guard.red_flag_conditions",
+    "clineval.guard.red_flags": "clineval.cds.guard.red_flags",
+    "clineval.guard.scope": "clineval.cds.guard.scope",
+    "clineval.guard.terms": "clineval.cds.guard.terms",
+    "clineval.metrics.retrieval": "clineval.cds.retrieval.measures",
     "clineval.scoring.assertion": "clineval.text.assertion",
     "clineval.scoring.assertion_lexicon": "clineval.text.assertion_lexicon",
     "clineval.scoring.cds_options": "clineval.mcq.cds_options",
     "clineval.scoring.cds_report": "clineval.mcq.cds_report",
+    "clineval.scoring.citation_relevance": "clineval.cds.retrieval.citation_relevance",
     "clineval.scoring.consensus": "clineval.ddx.process.consensus",
+    "clineval.scoring.contraindication_specificity": "clineval.cds.guard.contraindication_specificity",
     "clineval.scoring.credibility": "clineval.ddx.process.credibility",
     "clineval.scoring.ddx": "clineval.ddx.scorer",
     "clineval.scoring.ddx_classes": "clineval.ddx.classes",
@@ -49,13 +63,30 @@ MOVED_MODULES: dict[str, str] = {
     "clineval.scoring.ddx_support": "clineval.ddx.support",
     "clineval.scoring.ddx_treatment": "clineval.ddx.treatment",
     "clineval.scoring.ddx_vitals": "clineval.ddx.vitals",
+    "clineval.scoring.escalation_balance": "clineval.cds.guard.escalation_balance",
+    "clineval.scoring.golden_evidence": "clineval.cds.golden.evidence",
+    "clineval.scoring.golden_labels": "clineval.cds.golden.labels",
+    "clineval.scoring.golden_problems": "clineval.cds.golden.problems",
+    "clineval.scoring.golden_severity": "clineval.cds.golden.severity",
+    "clineval.scoring.guidelines": "clineval.cds.rules.guidelines",
     "clineval.scoring.mcq": "clineval.mcq.scorer",
     "clineval.scoring.mcq_selection": "clineval.mcq.selection",
     "clineval.scoring.process": "clineval.ddx.process.scorer",
     "clineval.scoring.process_text": "clineval.ddx.process.transcript",
+    "clineval.scoring.retrieval": "clineval.cds.retrieval.scorer",
+    "clineval.scoring.rule_actions": "clineval.cds.rules.actions",
+    "clineval.scoring.rule_catalogue": "clineval.cds.rules.catalogue",
+    "clineval.scoring.rule_engine": "clineval.cds.rules.engine",
+    "clineval.scoring.rule_model": "clineval.cds.rules.model",
+    "clineval.scoring.rule_negation": "clineval.cds.rules.negation",
+    "clineval.scoring.rule_patient": "clineval.cds.rules.patient",
+    "clineval.scoring.rule_reference": "clineval.cds.rules.reference",
+    "clineval.scoring.rule_specificity": "clineval.cds.rules.specificity",
+    "clineval.scoring.structural": "clineval.cds.guard.structural",
     "clineval.systems.ddxplus_differential": "clineval.ddx.ddxplus_differential",
     "clineval.systems.lddx": "clineval.ddx.lddx",
     "clineval.systems.lddx_records": "clineval.ddx.lddx_records",
+    "clineval.systems.trec_run": "clineval.cds.retrieval.trec_run",
     "clineval.text.acronyms": "clineval.text.names.acronyms",
     "clineval.text.answer_conclusion": "clineval.mcq.answer_conclusion",
     "clineval.text.answer_extraction": "clineval.mcq.answer_extraction",

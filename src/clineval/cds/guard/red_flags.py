@@ -8,7 +8,7 @@ that fire, each with the evidence that fired it. Pure: no I/O after loading.
 
 Labs (v2): a lab row may also carry ``specimen`` (or ``sample``/``sample_type``), ``assay``, ``time`` (or
 ``collected``) and ``haemolysed`` (or ``hemolyzed``), all optional. A row whose name or specimen names a
-non-blood specimen (pleural fluid, urine, CSF...: ``clineval.core.lab_samples.NON_BLOOD_SPECIMENS``,
+non-blood specimen (pleural fluid, urine, CSF...: ``clineval.cds.lab_samples.NON_BLOOD_SPECIMENS``,
 shared with tier 3, unless the file gives ``non_blood_specimens``) or a concept's own exclusion (ScvO2
 for SpO2) is not that concept. Per concept only the **latest** sample counts (``lab_samples.latest``: by
 ``time`` when every sample has one, else the last in the list), so a normal repeat supersedes an
@@ -32,10 +32,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from clineval.core.errors import DataFileError
-from clineval.core.helpers.safe_yaml import safe_load
-from clineval.core.lab_samples import NON_BLOOD_SPECIMENS, latest
-from clineval.guard.red_flag_conditions import (
+from clineval.cds.guard.red_flag_conditions import (
     Condition,
     Facts,
     LabRow,
@@ -47,7 +44,10 @@ from clineval.guard.red_flag_conditions import (
     not_condition,
     number_condition,
 )
-from clineval.guard.terms import TermIndex, stemmed_tokens
+from clineval.cds.guard.terms import TermIndex, stemmed_tokens
+from clineval.cds.lab_samples import NON_BLOOD_SPECIMENS, latest
+from clineval.core.errors import DataFileError
+from clineval.core.helpers.safe_yaml import safe_load
 
 __all__ = ["DEFAULT_RED_FLAGS", "RedFlag", "RedFlagHit", "RedFlagSet", "as_number"]
 
@@ -161,8 +161,10 @@ class RedFlagSet:
     def load(cls, path: str | Path | None = None) -> RedFlagSet:
         """The packaged flags (``path`` None) or those of a YAML file."""
         if path is None:
-            text = resources.files("clineval.guard").joinpath("data", "red_flags.yaml").read_text("utf-8")
-            return cls(safe_load(text, path="red_flags.yaml"), origin="clineval/guard/data/red_flags.yaml")
+            text = resources.files("clineval.cds.guard").joinpath("data", "red_flags.yaml").read_text("utf-8")
+            return cls(
+                safe_load(text, path="red_flags.yaml"), origin="clineval/cds/guard/data/red_flags.yaml"
+            )
         return cls(safe_load(Path(path).read_bytes(), path=path), origin=str(path))
 
     def _condition(self, spec: Mapping[str, Any], mention_terms: list[str]) -> Condition:

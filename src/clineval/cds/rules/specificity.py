@@ -6,7 +6,7 @@ the golden set's applicable cases against 9% for the best constant answer (``cli
 docs/audit.md). Guidelines recommend *for a condition*: a loop diuretic for a pneumonia, primary PCI for a
 COPD exacerbation, thrombolysis for heart failure are not adherent care but a shotgun.
 
-Per case, with the action catalogue of the ruleset (``clineval.scoring.rule_catalogue``: every action any
+Per case, with the action catalogue of the ruleset (``clineval.cds.rules.catalogue``: every action any
 rule lists, alternatives and regimen members included, matched negation-aware in every section of the
 recommendation, ``when_to_escalate`` too, contingency clauses skipped):
 
@@ -40,9 +40,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from clineval.scoring.rule_catalogue import Entry, named_entries
-from clineval.scoring.rule_engine import applicability, matched_condition
-from clineval.scoring.rule_model import RuleSet
+from clineval.cds.rules.catalogue import Entry, named_entries
+from clineval.cds.rules.engine import applicability, matched_condition
+from clineval.cds.rules.model import RuleSet
 
 OFF_TARGET_FLOOR = 2
 

@@ -1,4 +1,4 @@
-"""Tier 1 scorers: the runtime guard's structural and safety checks (``clineval.guard``), one scorer each.
+"""Tier 1 scorers: the runtime guard's structural and safety checks (``clineval.cds.guard``), one scorer each.
 
 Scorers ``schema``, ``citation_grounding``, ``scope``, ``contraindications``, ``escalation`` and
 ``latency`` (``tier = 1``). Per case: value 1.0 (label ``pass``), 0.0 (``fail``, or ``failed`` when the
@@ -11,11 +11,11 @@ an empty recommendation (so the schema check fails and a red-flag case is not es
 Metrics: ``<name>_pass_rate = #pass / #(pass + fail)`` with its 95% Wilson interval (``_ci``); the
 escalation scorer adds ``guardrail_recall`` = red-flag cases escalated correctly / red-flag cases (the
 same ratio over the cases where the check applies), ``red_flag_cases`` and, over every case,
-``escalation_balanced_accuracy`` (recall and specificity averaged: ``clineval.scoring.escalation_balance``;
+``escalation_balanced_accuracy`` (recall and specificity averaged: ``clineval.cds.guard.escalation_balance``;
 the two recall figures are tracked, this one gates); the latency scorer adds
 ``latency_p50_<stage>`` / ``latency_p95_<stage>`` (and ``_total``) over all cases with timings; the
 contraindications scorer adds ``contraindications_specific_rate`` (each medication checked against a fact
-of this patient: ``clineval.scoring.contraindication_specificity``; it gates, the presence check's pass
+of this patient: ``clineval.cds.guard.contraindication_specificity``; it gates, the presence check's pass
 rate is tracked).
 """
 
@@ -28,15 +28,15 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from clineval.cds.guard import GuardConfig, parse
+from clineval.cds.guard.checks import CHECKS, escalation_text, schema_check
+from clineval.cds.guard.config import TOTAL, CheckResult
+from clineval.cds.guard.contraindication_specificity import specificity
+from clineval.cds.guard.escalation_balance import BalancedEscalation, escalation_needed, with_balance
 from clineval.core import Metric, MetricValue, Score, ScoringContext, StructuredOutput
 from clineval.core.helpers.columns import ScoreColumn
-from clineval.guard import GuardConfig, parse
-from clineval.guard.checks import CHECKS, escalation_text, schema_check
-from clineval.guard.config import TOTAL, CheckResult
 from clineval.metrics.basic import Accuracy
 from clineval.metrics.breakdown import BreakdownRate
-from clineval.scoring.contraindication_specificity import specificity
-from clineval.scoring.escalation_balance import BalancedEscalation, escalation_needed, with_balance
 from clineval.text.matching import fuzzy_match
 
 
@@ -158,7 +158,7 @@ class EscalationScorer(GuardCheckScorer):
 
     def __call__(self, ctx: ScoringContext) -> Score:
         """The check's score (NaN on a case without red flags, as the runtime guard), with the facts of
-        ``escalation_balanced_accuracy`` (``clineval.scoring.escalation_balance``) on every case."""
+        ``escalation_balanced_accuracy`` (``clineval.cds.guard.escalation_balance``) on every case."""
         patient, reference = _patient(ctx), ctx.case.reference.data
         applies = bool(self.config.red_flags.detect(patient)) or (
             self.use_reference and reference.get("expected_escalation") is True
@@ -177,7 +177,7 @@ class EscalationScorer(GuardCheckScorer):
 class ContraindicationsScorer(GuardCheckScorer):
     """The presence check (``contraindications_pass_rate``, tracked: the runtime guard's) and whether each
     medication was checked against a fact of this patient (``contraindications_specific_rate``, gates:
-    ``clineval.scoring.contraindication_specificity``)."""
+    ``clineval.cds.guard.contraindication_specificity``)."""
 
     def __init__(self, config: GuardConfig, *, confidence: float = 0.95) -> None:
         super().__init__("contraindications", config, confidence=confidence)

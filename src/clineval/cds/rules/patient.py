@@ -9,9 +9,9 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
-from clineval.core.lab_samples import NON_BLOOD_SPECIMENS, latest, specimen_text
-from clineval.guard.terms import TermIndex
-from clineval.scoring.rule_model import (
+from clineval.cds.guard.terms import TermIndex
+from clineval.cds.lab_samples import NON_BLOOD_SPECIMENS, latest, specimen_text
+from clineval.cds.rules.model import (
     _CLAUSE,
     CONFUSION,
     CUT,

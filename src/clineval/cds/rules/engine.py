@@ -1,4 +1,5 @@
-"""Tier 3 rule engine: guideline rules are data (``scoring/data/guideline_rules.yaml``, versioned and hashed).
+"""Tier 3 rule engine: guideline rules are data (``cds/rules/data/guideline_rules.yaml``, versioned and
+hashed).
 
 A rule is ``condition`` + ``context`` -> ``expected_actions``. For one patient (the CDS case shape of
 ``docs/CONTRACTS.md``) and one recommendation, ``evaluate_rules`` returns a ``RuleResult`` per rule:
@@ -12,20 +13,20 @@ A rule is ``condition`` + ``context`` -> ``expected_actions``. For one patient (
   found (an ``any_of`` group by any alternative: an action, or a regimen whose ``all_of`` actions are all
   named; ``when``/``unless``/``jurisdictions`` decide whether an item is required) in the recommendation's
   ``recommended_actions`` (and, for rules with ``escalation: true``, also in ``when_to_escalate``), and no
-  ``forbidden_actions`` item whose ``when`` holds is named (see ``clineval.scoring.rule_actions``).
+  ``forbidden_actions`` item whose ``when`` holds is named (see ``clineval.cds.rules.actions``).
 
 Matching (``names``): ``clineval.text.matching.explain_match`` of a recommendation clause against the
 action and each synonym with ``threshold`` (default 1.0: containment or every target token), counting only
 the forward direction (the term is named in the clause; a clause that is a part of the term, "bronchodilator"
 for "long-acting bronchodilator", does not count). Clauses are split at ``;``, ``.``, " but "; a negation
 cue covers the action it is about, not the clause ("embolectomy (thrombolysis contraindicated)" names
-embolectomy only; ``clineval.scoring.rule_negation``).
+embolectomy only; ``clineval.cds.rules.negation``).
 Conditions are matched the same way (threshold 1.0) against ``conditions``; findings against the clauses
 of ``conditions``, ``cxr``, ``findings`` and ``note`` that state a fact ("no ...", "negative", "family
 history" clauses do not), allergies against ``allergies``, events against ``events`` or "N weeks ago".
 
 Patient data: a lab is the latest blood sample of ``labs`` whose name (or ``assay``) is an alias of the
-rule's lab: rows from a non-blood specimen (``clineval.core.lab_samples``, shared with tier 1: "pleural
+rule's lab: rows from a non-blood specimen (``clineval.cds.lab_samples``, shared with tier 1: "pleural
 fluid pH") are skipped, and the latest is by ``time``/``collected`` when every row has one, else the last
 in the list (a repeat value supersedes a haemolysed one); it is converted to the lab's canonical unit with
 the factors of the ``labs`` table. A lab item with ``flags`` (no numeric limit: a troponin of no named
@@ -42,8 +43,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from clineval.scoring.rule_actions import find_expected, find_forbidden
-from clineval.scoring.rule_model import (
+from clineval.cds.rules.actions import find_expected, find_forbidden
+from clineval.cds.rules.model import (
     AnyOfContext,
     Context,
     ContextItem,
@@ -52,7 +53,7 @@ from clineval.scoring.rule_model import (
     load_rules,
     parse_rules,
 )
-from clineval.scoring.rule_patient import _names_any, _texts, check_item, curb65, lab_value, latest_lab, names
+from clineval.cds.rules.patient import _names_any, _texts, check_item, curb65, lab_value, latest_lab, names
 
 __all__ = [
     "Rule",

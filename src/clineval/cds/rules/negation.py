@@ -3,7 +3,7 @@
 "Surgical embolectomy or catheter-directed therapy (systemic thrombolysis contraindicated: major surgery 2
 weeks ago)" recommends embolectomy and *names thrombolysis as contraindicated*: it recommends no
 thrombolysis. ``affirmed_parts(clause)`` returns the pieces of a clause outside every negated span; the
-rule engine (``clineval.scoring.rule_actions``) looks for actions, forbidden or required alike, only there.
+rule engine (``clineval.cds.rules.actions``) looks for actions, forbidden or required alike, only there.
 
 **Cues.** *Before* the action: "avoid", "do not", "don't", "should not", "never", "no", "nor", "not",
 "hold", "withhold", "omit", "stop", "discontinue", "cease", "defer", "delay", "postpone", "decline",

@@ -5,15 +5,15 @@ that keep a shotgun recommendation from passing (docs/tier3_guidelines.md, "Spec
 citation from counting (docs/retrieval.md, "guideline_citation"):
 
 * which catalogue actions a recommendation names, and whether each belongs to a condition the patient has
-  (``clineval.scoring.rule_specificity``);
+  (``clineval.cds.rules.specificity``);
 * which rules an action satisfies, and so which guidelines it rests on
-  (``clineval.scoring.citation_relevance``).
+  (``clineval.cds.retrieval.citation_relevance``).
 
 An **entry** is one action label (``ActionSpec.action``, case-folded) with every synonym any rule gives
 it, and the ids of the rules that list it: as a required action, an alternative of an ``any_of`` group, or
 a member of a regimen. Forbidden actions are not entries (a forbidden action named where its ``when``
 holds is a violation of its own; where it does not, the rule has no opinion). Entries are matched like
-expected actions (``clineval.scoring.rule_actions.find_action``: forward naming, negation-aware, so "avoid
+expected actions (``clineval.cds.rules.actions.find_action``: forward naming, negation-aware, so "avoid
 NSAIDs" names no NSAID), and contingency clauses ("thrombolysis if he deteriorates") are skipped, as for
 forbidden actions.
 """
@@ -23,8 +23,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from clineval.scoring.rule_actions import CONTINGENCY, find_action
-from clineval.scoring.rule_model import ActionGroup, ActionSpec, Regimen, Rule, RuleSet
+from clineval.cds.rules.actions import CONTINGENCY, find_action
+from clineval.cds.rules.model import ActionGroup, ActionSpec, Regimen, Rule, RuleSet
 from clineval.text.matching import prepare
 
 Sections = Mapping[str, Sequence[str]]

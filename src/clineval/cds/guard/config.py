@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from clineval.guard.red_flags import DEFAULT_RED_FLAGS, RedFlagSet
-from clineval.guard.scope import DEFAULT_SCOPE, DRUGS, Scope
-from clineval.guard.terms import TermIndex
+from clineval.cds.guard.red_flags import DEFAULT_RED_FLAGS, RedFlagSet
+from clineval.cds.guard.scope import DEFAULT_SCOPE, DRUGS, Scope
+from clineval.cds.guard.terms import TermIndex
 
 CHECK_NAMES: tuple[str, ...] = (
     "schema",

@@ -4,13 +4,13 @@ The four-tier golden set (``data/golden_set/``) labels each case with its expect
 source types a recommendation should cite and the expected severity (``case.reference.data``:
 ``expected_problems``, ``evidence_source_types``, ``severity``). Three scorers read them:
 
-* ``problems_identified`` (``clineval.scoring.golden_problems``, tier 3): problem recall, precision, F1;
-* ``evidence_types_cited`` (``clineval.scoring.golden_evidence``, tier 2): coverage of the expected source
+* ``problems_identified`` (``clineval.cds.golden.problems``, tier 3): problem recall, precision, F1;
+* ``evidence_types_cited`` (``clineval.cds.golden.evidence``, tier 2): coverage of the expected source
   types by evidence the recommendations actually cite and that is grounded in the case;
-* ``severity_agreement`` (``clineval.scoring.golden_severity``, tier 3): exact, within-one-level and
+* ``severity_agreement`` (``clineval.cds.golden.severity``, tier 3): exact, within-one-level and
   chance-corrected (Cohen's kappa) agreement.
 
-The recommendation is ``output.structured``, else ``output.text`` read as JSON (``clineval.guard.parse``,
+The recommendation is ``output.structured``, else ``output.text`` read as JSON (``clineval.cds.guard.parse``,
 as tier 1 reads it). A failed system call scores 0 (label ``failed``): it identified, cited and graded
 nothing. A case without the label is not scorable (NaN, ``no_reference``).
 """
@@ -21,9 +21,9 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from clineval.cds.guard import parse
 from clineval.core import MetricValue, Score, ScoringContext, StructuredOutput
 from clineval.core.helpers.columns import ScoreColumn
-from clineval.guard import parse
 from clineval.metrics.intervals import bootstrap_interval
 
 

@@ -1,13 +1,13 @@
 """``contraindications_specific_rate`` (tier 1, gates): were the drugs checked against *this* patient?
 
-The tier-1 check (``clineval.guard.checks.contraindications_check``, also the runtime guard) passes when
+The tier-1 check (``clineval.cds.guard.checks.contraindications_check``, also the runtime guard) passes when
 ``contraindications_checked`` is non-empty: a list of categories ("allergies", "renal function",
 "hepatic function", "drug interactions", "pregnancy") passes on every case without looking at the drug or
 the patient (the audit's ``claim_every_check``: 1.000 against 0; docs/audit.md). Its pass rate is tracked;
 this one gates. Per case where the check applies (an action involves a medication):
 
     specific = every medication action is covered by some claimed entry that names
-               (a) one of that action's drugs (``clineval.guard.scope.drugs_named``: a drug, a drug class,
+               (a) one of that action's drugs (``clineval.cds.guard.scope.drugs_named``: a drug, a drug class,
                    or, for an action that is a medication by category only, a content word of the action),
                and (b) a fact of this patient's record:
                    - a lab with its value ("creatinine 110", "K+ 5.9": name and the recorded number),
@@ -33,10 +33,10 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from clineval.core.lab_samples import names_lab_value
+from clineval.cds.guard.scope import DRUGS, drugs_named
+from clineval.cds.guard.terms import TermIndex
+from clineval.cds.lab_samples import names_lab_value
 from clineval.core.output import StructuredOutput
-from clineval.guard.scope import DRUGS, drugs_named
-from clineval.guard.terms import TermIndex
 
 VITALS: dict[str, tuple[str, ...]] = {
     "sbp": ("sbp", "systolic", "bp", "blood pressure"),

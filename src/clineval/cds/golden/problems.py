@@ -34,15 +34,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from clineval.cds.golden.labels import BreakdownAverage, failed_score, label_of, no_reference, recommendation
 from clineval.core import Metric, Score, ScoringContext, StructuredOutput
 from clineval.metrics.basic import Accuracy
-from clineval.scoring.golden_labels import (
-    BreakdownAverage,
-    failed_score,
-    label_of,
-    no_reference,
-    recommendation,
-)
 from clineval.text import best_match
 
 KEY = "expected_problems"

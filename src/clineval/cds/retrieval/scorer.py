@@ -25,12 +25,12 @@ the relevant docs of type t only, for each k of ``source_type_recall``, for quer
 ``guideline_citation``: for treatment queries (``metadata["query_type"] == "treatment"`` or
 ``reference.data["treatment_query"]``), pass if at least ``min_rows`` (2) distinct evidence rows of
 source_type ``guideline`` are cited by a recommended action **and relevant to it** (they name the guideline
-of a rule the action satisfies, or share the action's key terms: ``clineval.scoring.citation_relevance``;
-``rules`` option: the rule file whose sources name the guidelines, default the packaged v2 rules); when the
-output has no evidence table, retrieved docs of that type, and where the case has qrels only those judged
-relevant (grade >= 1). Metric ``guideline_citation_rate`` (with a Wilson interval); other queries are not
-applicable (NaN). Breakdown: ``ids`` counted, ``uncited`` / ``irrelevant`` ids left out, ``relevance``
-(id -> why it counts).
+of a rule the action satisfies, or share the action's key terms:
+``clineval.cds.retrieval.citation_relevance``; ``rules`` option: the rule file whose sources name the
+guidelines, default the packaged v2 rules); when the output has no evidence table, retrieved docs of that
+type, and where the case has qrels only those judged relevant (grade >= 1). Metric ``guideline_citation_rate``
+(with a Wilson interval); other queries are not applicable (NaN). Breakdown: ``ids`` counted, ``uncited`` /
+``irrelevant`` ids left out, ``relevance`` (id -> why it counts).
 """
 
 from __future__ import annotations
@@ -43,13 +43,13 @@ from typing import Any
 import ir_measures
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from clineval.cds.retrieval.citation_relevance import relevant_rows
+from clineval.cds.retrieval.measures import MeasureMeans
+from clineval.cds.rules.model import load_rules
 from clineval.core.output import StructuredOutput
 from clineval.core.protocols import Metric, ScoringContext
 from clineval.core.score import Score
 from clineval.metrics.breakdown import BreakdownRate
-from clineval.metrics.retrieval import MeasureMeans
-from clineval.scoring.citation_relevance import relevant_rows
-from clineval.scoring.rule_model import load_rules
 
 DEFAULT_MEASURES = ("nDCG@10", "P@5", "Rprec", "RR", "AP", "R@100")
 _QUERY = "q"

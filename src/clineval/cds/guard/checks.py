@@ -23,9 +23,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from clineval.cds.guard.config import CHECK_NAMES, DEFAULT_CONFIG, TOTAL, CheckResult, GuardConfig, Verdict
+from clineval.cds.guard.scope import drugs_named
 from clineval.core.output import StructuredOutput
-from clineval.guard.config import CHECK_NAMES, DEFAULT_CONFIG, TOTAL, CheckResult, GuardConfig, Verdict
-from clineval.guard.scope import drugs_named
 
 Timings = tuple[Mapping[str, float] | None, float | None]  # (stage_latency_s, latency_s)
 Check = Callable[[StructuredOutput, Mapping[str, Any] | None, GuardConfig, Timings], CheckResult]

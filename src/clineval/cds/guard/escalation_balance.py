@@ -28,7 +28,7 @@ c = 95%), averaged bound by bound: BA lies below the mean of the upper bounds un
 its own, which each does with probability at most (1 - c)/4, so each side errs with at most (1 - c)/2
 (Bonferroni): conservative, and never ``[x, x]``. Also ``escalation_specificity`` (tracked view).
 
-The runtime guard (``clineval.guard.check``) is unchanged: a recommendation for a patient without red
+The runtime guard (``clineval.cds.guard.check``) is unchanged: a recommendation for a patient without red
 flags is not failed at runtime for escalating; only the evaluation counts it.
 """
 

@@ -1,6 +1,6 @@
 """Guideline rules as data: the YAML schema (pydantic), parsing with file:line errors, the packaged rules.
 
-See ``clineval.scoring.rule_engine`` for how rules are evaluated.
+See ``clineval.cds.rules.engine`` for how rules are evaluated.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from clineval.core.clinical_thresholds import resolve_threshold
+from clineval.cds.clinical_thresholds import resolve_threshold
 from clineval.core.errors import DataFileError
 from clineval.core.helpers.safe_yaml import safe_load
 
@@ -326,8 +326,8 @@ def packaged_rules(name: str = "v2") -> RuleSet:
     if name not in PACKAGED_RULESETS:
         raise ValueError(f"unknown ruleset {name!r} (options: {', '.join(sorted(PACKAGED_RULESETS))})")
     file = PACKAGED_RULESETS[name]
-    ref = resources.files("clineval.scoring").joinpath("data", file)
-    return parse_rules(ref.read_bytes(), f"clineval/scoring/data/{file}")
+    ref = resources.files("clineval.cds.rules").joinpath("data", file)
+    return parse_rules(ref.read_bytes(), f"clineval/cds/rules/data/{file}")
 
 
 @lru_cache(maxsize=8)

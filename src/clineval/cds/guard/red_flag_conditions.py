@@ -2,7 +2,7 @@
 
 A condition returns the evidence (a short text) when it holds, else None. Kinds (see
 ``data/red_flags.yaml``): ``lab``, ``vital``, ``score``, ``age``, ``mention``, ``any``, ``all``, ``not``.
-A numeric comparison takes ``op`` + ``value`` or ``threshold: NAME`` (``clineval.core.clinical_thresholds``,
+A numeric comparison takes ``op`` + ``value`` or ``threshold: NAME`` (``clineval.cds.clinical_thresholds``,
 the definitions tier 3 shares).
 """
 
@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from clineval.core.clinical_thresholds import threshold
+from clineval.cds.clinical_thresholds import threshold
 from clineval.core.errors import DataFileError
 
 OPS: dict[str, Callable[[float, float], bool]] = {

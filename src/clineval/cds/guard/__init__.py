@@ -2,7 +2,7 @@
 
 ::
 
-    from clineval.guard import GuardConfig, check
+    from clineval.cds.guard import GuardConfig, check
 
     verdict = check(recommendation, patient=patient_record)          # StructuredOutput | Mapping | JSON
     if not verdict.passed:
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from clineval.core.helpers.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from clineval.guard.checks import (
+    from clineval.cds.guard.checks import (
         CHECKS,
         check,
         citation_check,
@@ -33,10 +33,17 @@ if TYPE_CHECKING:
         schema_check,
         scope_check,
     )
-    from clineval.guard.config import CHECK_NAMES, DEFAULT_CONFIG, TOTAL, CheckResult, GuardConfig, Verdict
-    from clineval.guard.red_flags import DEFAULT_RED_FLAGS, RedFlag, RedFlagHit, RedFlagSet
-    from clineval.guard.scope import DEFAULT_SCOPE, DRUGS, Scope, drugs_named
-    from clineval.guard.terms import TermIndex
+    from clineval.cds.guard.config import (
+        CHECK_NAMES,
+        DEFAULT_CONFIG,
+        TOTAL,
+        CheckResult,
+        GuardConfig,
+        Verdict,
+    )
+    from clineval.cds.guard.red_flags import DEFAULT_RED_FLAGS, RedFlag, RedFlagHit, RedFlagSet
+    from clineval.cds.guard.scope import DEFAULT_SCOPE, DRUGS, Scope, drugs_named
+    from clineval.cds.guard.terms import TermIndex
 
 __all__ = [
     "CHECKS",
@@ -69,7 +76,7 @@ __all__ = [
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
-        "clineval.guard.checks": (
+        "clineval.cds.guard.checks": (
             "CHECKS",
             "check",
             "citation_check",
@@ -81,7 +88,7 @@ __getattr__, __dir__ = lazy_exports(
             "schema_check",
             "scope_check",
         ),
-        "clineval.guard.config": (
+        "clineval.cds.guard.config": (
             "CHECK_NAMES",
             "CheckResult",
             "DEFAULT_CONFIG",
@@ -89,8 +96,8 @@ __getattr__, __dir__ = lazy_exports(
             "TOTAL",
             "Verdict",
         ),
-        "clineval.guard.red_flags": ("DEFAULT_RED_FLAGS", "RedFlag", "RedFlagHit", "RedFlagSet"),
-        "clineval.guard.scope": ("DEFAULT_SCOPE", "DRUGS", "Scope", "drugs_named"),
-        "clineval.guard.terms": ("TermIndex",),
+        "clineval.cds.guard.red_flags": ("DEFAULT_RED_FLAGS", "RedFlag", "RedFlagHit", "RedFlagSet"),
+        "clineval.cds.guard.scope": ("DEFAULT_SCOPE", "DRUGS", "Scope", "drugs_named"),
+        "clineval.cds.guard.terms": ("TermIndex",),
     },
 )

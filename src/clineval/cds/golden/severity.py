@@ -34,12 +34,12 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from clineval.cds.golden.labels import failed_score, label_of, no_reference, recommendation
 from clineval.core import Metric, MetricValue, Score, ScoringContext
 from clineval.core.helpers.columns import ScoreColumn
 from clineval.metrics.basic import Accuracy
 from clineval.metrics.breakdown import BreakdownRate
 from clineval.metrics.intervals import constant_interval
-from clineval.scoring.golden_labels import failed_score, label_of, no_reference, recommendation
 
 KEY = "severity"
 KAPPA_BOUNDS = (-1.0, 1.0)  # kappa's range, for the no-spread interval

@@ -39,10 +39,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from clineval.cds.golden.labels import failed_score, label_of, no_reference, recommendation
+from clineval.cds.lab_samples import names_lab_value
 from clineval.core import EvidenceRow, Metric, Score, ScoringContext
-from clineval.core.lab_samples import names_lab_value
 from clineval.metrics.basic import Accuracy
-from clineval.scoring.golden_labels import failed_score, label_of, no_reference, recommendation
 from clineval.text.matching import prepare
 
 KEY = "evidence_source_types"

@@ -2,7 +2,7 @@
 
 A recommendation is a mapping of section name -> texts (``recommended_actions``, ``when_to_escalate``).
 Each text is split into clauses (``;``, ``.``, " but "). A negation covers the action it is about, not
-the whole clause (``clineval.scoring.rule_negation``): "embolectomy (thrombolysis contraindicated)" names
+the whole clause (``clineval.cds.rules.negation``): "embolectomy (thrombolysis contraindicated)" names
 embolectomy and no thrombolysis, "avoid delay: give thrombolysis now" names thrombolysis. A clause names
 an action when one of its affirmed parts names the action or one of its synonyms (``rule_patient.names``,
 forward only, at ``threshold``; a synonym that itself carries a negation cue, "PCI not available", is read
@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from clineval.scoring.rule_model import (
+from clineval.cds.rules.model import (
     _CLAUSE,
     ActionGroup,
     ActionSpec,
@@ -33,8 +33,8 @@ from clineval.scoring.rule_model import (
     ForbiddenAction,
     Regimen,
 )
-from clineval.scoring.rule_negation import affirmed_parts, carries_cue
-from clineval.scoring.rule_patient import names
+from clineval.cds.rules.negation import affirmed_parts, carries_cue
+from clineval.cds.rules.patient import names
 
 Sections = Mapping[str, Sequence[str]]
 # A contingency plan ("thrombolysis if he deteriorates") is not a recommendation to do it now.

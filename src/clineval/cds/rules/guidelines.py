@@ -1,11 +1,11 @@
 """``guideline_adherence`` (tier 3): does a CDS recommendation do what the applicable guideline rules expect?
 
-The rules (``scoring/data/guideline_rules.yaml``, see ``clineval.scoring.rule_engine`` and
+The rules (``cds/rules/data/guideline_rules.yaml``, see ``clineval.cds.rules.engine`` and
 ``docs/tier3_guidelines.md``) are evaluated on the case's patient (``case.input.data["patient"]``) against
 the recommendation's ``recommended_actions`` (and ``when_to_escalate`` for escalation rules). Without a
 structured output, the lines of ``output.text`` stand for the recommended actions.
 
-Options: ``ruleset`` (``v2``, the default: ``scoring/data/guideline_rules.yaml``; ``design_table``: the
+Options: ``ruleset`` (``v2``, the default: ``cds/rules/data/guideline_rules.yaml``; ``design_table``: the
 four-tier design's own 12-row table, ``guideline_rules_design_table.yaml``, answering "did the
 recommendation include the expected action?"), ``rules`` (a YAML rule file instead), ``threshold``
 (matching), ``jurisdiction`` (where guidelines differ, e.g. ``nice`` | ``idsa_ats`` for pneumonia
@@ -19,7 +19,7 @@ compared with a v2 one under the same name.
 Per case: ``value`` = 1 if every applicable rule is adherent (every required action found, no forbidden
 action recommended) **and** the recommendation is specific (it names no more actions the rules tie to
 conditions the patient does not have than ``max(2, actions for the patient's own conditions)``:
-``clineval.scoring.rule_specificity``; a shotgun of every rule action is not adherent), 0 otherwise, NaN
+``clineval.cds.rules.specificity``; a shotgun of every rule action is not adherent), 0 otherwise, NaN
 if no rule applies
 (rules that cannot be evaluated for missing data are "not applicable", never a pass). A failed system call
 scores 0 on a case with applicable rules (no recommendation followed the guideline). ``breakdown``:
@@ -43,13 +43,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from clineval.cds.rules.engine import RuleSet, evaluate_rules, load_rules
+from clineval.cds.rules.model import packaged_rules
+from clineval.cds.rules.specificity import specificity
 from clineval.core import Metric, MetricValue, Score, ScoringContext, SystemOutput
 from clineval.core.errors import SuiteError
 from clineval.core.helpers.columns import ScoreColumn
 from clineval.metrics.basic import Accuracy
-from clineval.scoring.rule_engine import RuleSet, evaluate_rules, load_rules
-from clineval.scoring.rule_model import packaged_rules
-from clineval.scoring.rule_specificity import specificity
 
 
 class GuidelineOptions(BaseModel):

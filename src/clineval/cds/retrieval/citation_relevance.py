@@ -7,7 +7,7 @@ actions citing it; any row typed ``guideline`` counted before, so two rows of co
 either
 
 (a) **it names the guideline of a rule the action satisfies**: the action names an action of a rule of the
-    ruleset (``clineval.scoring.rule_catalogue.rules_for_action``; whether that rule applies to the
+    ruleset (``clineval.cds.rules.catalogue.rules_for_action``; whether that rule applies to the
     patient is tier 3's question, not this one), and the row's text, ``doc_id`` or ``chunk_id`` shares at
     least ``GUIDELINE_TERMS`` (2) distinctive stems with that rule's ``source`` and quoted guideline titles
     and years ("ESC 2021 heart failure guideline" and the ESC 2021 HF source share esc, 2021, heart,
@@ -25,9 +25,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from clineval.cds.rules.catalogue import rules_for_action
+from clineval.cds.rules.model import RuleSet
 from clineval.core import EvidenceRow
-from clineval.scoring.rule_catalogue import rules_for_action
-from clineval.scoring.rule_model import RuleSet
 from clineval.text.matching import prepare
 
 GUIDELINE_TERMS = 2

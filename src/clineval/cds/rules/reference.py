@@ -17,8 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from clineval.scoring.rule_engine import applicability, evaluate_rule, holds
-from clineval.scoring.rule_model import (
+from clineval.cds.rules.engine import applicability, evaluate_rule, holds
+from clineval.cds.rules.model import (
     ActionGroup,
     ActionSpec,
     ExpectedAction,

@@ -14,8 +14,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from clineval.cds.guard.terms import TermIndex
 from clineval.core.helpers.safe_yaml import safe_load
-from clineval.guard.terms import TermIndex
 
 # WHO International Nonproprietary Names stems (WHO/EMP/RHT/TSN/2018.1) of common drug classes.
 DRUG_SUFFIXES: tuple[str, ...] = (
@@ -79,8 +79,10 @@ class Scope:
     def load(cls, path: str | Path | None = None) -> Scope:
         """The packaged cardiopulmonary scope (``path`` None) or the scope of a YAML file."""
         if path is None:
-            text = resources.files("clineval.guard").joinpath("data", "scope_terms.yaml").read_text("utf-8")
-            origin = "clineval/guard/data/scope_terms.yaml"
+            text = (
+                resources.files("clineval.cds.guard").joinpath("data", "scope_terms.yaml").read_text("utf-8")
+            )
+            origin = "clineval/cds/guard/data/scope_terms.yaml"
             return cls.from_data(safe_load(text, path="scope_terms.yaml"), origin=origin)
         return cls.from_data(safe_load(Path(path).read_bytes(), path=path), origin=str(path))
 

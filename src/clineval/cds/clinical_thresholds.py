@@ -1,7 +1,7 @@
 """Clinical thresholds shared by tier 1 (red flags) and tier 3 (guideline rules): one definition each.
 
 Each threshold is a comparison (``op`` ``value`` ``unit``) with its guideline source. The red-flag file
-(``guard/data/red_flags.yaml``) and the guideline rules (``scoring/data/guideline_rules.yaml``) name a
+(``cds/guard/data/red_flags.yaml``) and the guideline rules (``cds/rules/data/guideline_rules.yaml``) name a
 threshold (``threshold: potassium_severe``) and their loaders resolve it here, so both tiers use the same
 number. Pure data: no I/O.
 

@@ -1,0 +1,1 @@
+"""The four-tier clinical decision-support evaluation."""

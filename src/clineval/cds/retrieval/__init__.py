@@ -1,0 +1,1 @@
+"""Tier 2: retrieval and citation."""

@@ -1,0 +1,1 @@
+"""Tier 3: guideline rules."""
