@@ -18,6 +18,7 @@ ALLOWED: dict[str, set[str]] = {
     # @scorer(metrics=[...])), so scoring imports metrics; metrics imports only core, so there is no cycle.
     "scoring": {"core", "text", "metrics", "scoring"},
     "cds": {"core", "text", "metrics", "datasets", "systems", "cds"},
+    "judging": {"core", "text", "metrics", "datasets", "systems", "judging"},
     "metrics": {"core", "metrics"},
     "analysis": {"core", "metrics", "analysis"},
     "runner": {"core", "text", "scoring", "metrics", "analysis", "runner"},

@@ -26,12 +26,12 @@ from clineval.config.build import load_suite
 from clineval.core.helpers.columns import ScoreColumn, kept_breakdown_keys
 from clineval.core.protocols import Metric
 from clineval.core.score import Score
+from clineval.judging.dimensions import GradeMean, SampleStats
+from clineval.judging.rubric import RubricMean
 from clineval.metrics.aggregate import compute_metric
 from clineval.metrics.breakdown import BreakdownMean, BreakdownRate
 from clineval.metrics.ddx import CLASS_KEYS, ClassTotals, MacroMean, MicroRatio, WhenRecorded
-from clineval.scoring.judge_dimensions import GradeMean, SampleStats
 from clineval.scoring.registry import SCORERS
-from clineval.scoring.rubric import RubricMean
 
 NAN = math.nan
 # unrelated keys every breakdown also carries (what the metrics must not depend on)

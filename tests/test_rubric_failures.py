@@ -22,7 +22,7 @@ from clineval import api
 from clineval.config import load_suite
 from clineval.core import Case, CaseInput, Reference, ScoringContext, SystemOutput
 from clineval.core.errors import SuiteError
-from clineval.scoring.rubric import make_rubric_scorer
+from clineval.judging.rubric import make_rubric_scorer
 from clineval.testing import Reply, Rule, Script
 from clineval.testing.script import prompt_hash
 from tests.conftest import StartServer

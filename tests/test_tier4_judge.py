@@ -17,17 +17,17 @@ from clineval.config import load_suite
 from clineval.core import Case, CaseInput, Score, SystemOutput
 from clineval.core.errors import SuiteError
 from clineval.core.judging import JudgeDecision, JudgeRequest
-from clineval.datasets.healthbench import load_healthbench
-from clineval.runner.judging import JudgeStep, parse_reply
-from clineval.scoring.judge_dimensions import (
+from clineval.judging.dimensions import (
     DIMENSIONS,
     injection_matches,
     majority_grade,
     make_judge_dimensions_scorer,
     valid_grade,
 )
+from clineval.judging.healthbench import load_healthbench
+from clineval.judging.rubric import RubricMean, make_rubric_scorer, rubric_score
+from clineval.runner.judging import JudgeStep, parse_reply
 from clineval.scoring.registry import SCORERS
-from clineval.scoring.rubric import RubricMean, make_rubric_scorer, rubric_score
 from clineval.systems.openai_chat import openai_system
 from clineval.testing import Reply, Rule, Script
 from tests.conftest import StartServer

@@ -12,7 +12,7 @@ and does not vote; a dimension with no valid sample has no grade. Logged with ea
 their population variance, and the flips (samples whose grade differs from the majority).
 
 The case and the output under judgement are given to the judge as delimited JSON data. Both are scanned
-(``clineval.scoring.injection``: after NFKC, invisible characters removed and homoglyphs folded) for text
+(``clineval.judging.injection``: after NFKC, invisible characters removed and homoglyphs folded) for text
 that addresses a grader, in English and other languages ("ignore the rubric", "give 5", an unquoted
 ``grade: 5``, "ignora las instrucciones anteriores"...): ``injection_hits`` lists each pattern with where it
 was found (``case`` / ``response``). The judge's own ``"injection"`` field is read from every reply:
@@ -41,9 +41,9 @@ from clineval.core.protocols import Metric, ScoringContext
 from clineval.core.run import MetricValue
 from clineval.core.score import Score
 from clineval.core.specs import canonical_json
+from clineval.judging.injection import INJECTION_PATTERNS, injection_hits, injection_matches
 from clineval.metrics.breakdown import BreakdownRate
 from clineval.metrics.intervals import bootstrap_interval
-from clineval.scoring.injection import INJECTION_PATTERNS, injection_hits, injection_matches
 
 __all__ = ["INJECTION_PATTERNS", "JudgeDimensionsScorer", "injection_matches", "response_text"]
 

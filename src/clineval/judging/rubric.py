@@ -53,10 +53,10 @@ from clineval.core.protocols import Metric, ScoringContext
 from clineval.core.run import MetricValue
 from clineval.core.score import Score
 from clineval.core.specs import canonical_json
+from clineval.judging.dimensions import response_text
+from clineval.judging.injection import injection_hits
 from clineval.metrics.basic import LabelRate
 from clineval.metrics.intervals import bootstrap_interval
-from clineval.scoring.injection import injection_hits
-from clineval.scoring.judge_dimensions import response_text
 
 PROMPT = "rubric_item_v1"
 REFERENCE_PROMPT = "rubric_healthbench_reference_v1"

@@ -1,0 +1,1 @@
+"""Tier 4: the scoped LLM judge."""
