@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from clineval.scoring.clinical_accuracy import clinical_accuracy, extract_entities
+from clineval.quality.clinical_accuracy import clinical_accuracy, extract_entities
 from clineval.text.entities import default_vocabulary
 
 DEFAULT = (

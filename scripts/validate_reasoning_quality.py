@@ -24,7 +24,7 @@ from scipy.stats import wilcoxon
 from clineval.core import Case, ScoringContext, SystemOutput
 from clineval.datasets.registry import DATASETS
 from clineval.metrics.intervals import bootstrap_interval
-from clineval.scoring.reasoning import (
+from clineval.quality.reasoning import (
     COMPONENTS,
     ReasoningOptions,
     ReasoningQualityScorer,

@@ -19,6 +19,7 @@ ALLOWED: dict[str, set[str]] = {
     "scoring": {"core", "text", "metrics", "scoring"},
     "cds": {"core", "text", "metrics", "datasets", "systems", "cds"},
     "judging": {"core", "text", "metrics", "datasets", "systems", "judging"},
+    "quality": {"core", "text", "metrics", "quality"},
     "metrics": {"core", "metrics"},
     "analysis": {"core", "metrics", "analysis"},
     "runner": {"core", "text", "scoring", "metrics", "analysis", "runner"},

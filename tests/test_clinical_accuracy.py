@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from clineval.core import Case, CaseInput, Reference, ScoringContext, StructuredOutput, SystemOutput
 from clineval.core.output import ErrorInfo
-from clineval.scoring.clinical_accuracy import (
+from clineval.quality.clinical_accuracy import (
     DEFAULT_WEIGHTS,
     clinical_accuracy,
     make_clinical_accuracy_scorer,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from clineval.scoring.clinical_accuracy import entity_sets, extract_entities
+from clineval.quality.clinical_accuracy import entity_sets, extract_entities
 from clineval.text.entities import (
     CATEGORIES,
     Category,

@@ -12,14 +12,14 @@ from scipy.stats import wilcoxon
 from clineval.core import Case, CaseInput, Reference, ScoringContext, SystemOutput
 from clineval.core.output import DifferentialItem, ErrorInfo, StructuredOutput
 from clineval.datasets import DATASETS
-from clineval.scoring.reasoning import (
+from clineval.quality.reasoning import (
     ReasoningQualityScorer,
     annotated_rationale,
     case_inputs,
     composite,
     reasoning_text,
 )
-from clineval.scoring.reasoning_parts import (
+from clineval.quality.reasoning_parts import (
     evidence_use,
     factual_consistency,
     fallacy_penalty,

@@ -26,7 +26,7 @@ In the ``.txt`` files a line is ``canonical | synonym | ...``; the normalised ca
 Single-token phrases that are stop words or shorter than two letters are never entered.
 
 Negation: ``extract_entities(text, negation=...)`` takes a detector that, given the tokens of one sentence,
-says whether a token span is negated (``clineval.scoring.clinical_accuracy`` passes the project's
+says whether a token span is negated (``clineval.quality.clinical_accuracy`` passes the project's
 ConText detector; the text layer cannot import it). Without one, nothing is marked negated.
 """
 

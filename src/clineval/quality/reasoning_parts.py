@@ -1,4 +1,4 @@
-"""The five components of ReasoningQuality (``clineval.scoring.reasoning``), as pure functions of text.
+"""The five components of ReasoningQuality (``clineval.quality.reasoning``), as pure functions of text.
 
 Each returns a value in [0, 1] (``evidence_use`` None when there is nothing to cite); its formula is in
 its docstring and in ``docs/reasoning_quality.md``. Tokens are ``clineval.text.matching.match_tokens``

@@ -1,6 +1,6 @@
 """``reasoning_quality``: a deterministic composite score of a system's clinical reasoning text.
 
-Components (pure functions in ``clineval.scoring.reasoning_parts``, each in [0, 1]):
+Components (pure functions in ``clineval.quality.reasoning_parts``, each in [0, 1]):
 
 * ``overlap_f1``: SQuAD token F1 of the reasoning against a reference rationale;
 * ``structure``: explicit steps, a differential, a conclusion (a third each);
@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from clineval.core import Case, Metric, Score, ScoringContext, SystemOutput
 from clineval.metrics.basic import Accuracy, Count
 from clineval.metrics.breakdown import BreakdownMean
-from clineval.scoring.reasoning_parts import (
+from clineval.quality.reasoning_parts import (
     cited_findings,
     contradicted_values,
     distinct_findings,

@@ -1,0 +1,1 @@
+"""Clinical accuracy and reasoning quality."""
