@@ -51,7 +51,6 @@ from typing import Any
 
 import numpy as np
 
-from clineval import api, releases
 from clineval.analysis.case_summary import SummaryPlan
 from clineval.analysis.compare import compare_columns, gc_paused
 from clineval.core import (
@@ -68,8 +67,10 @@ from clineval.core import (
 from clineval.core.comparison import RunComparison, TaskComparison
 from clineval.core.helpers.columns import TaskColumns
 from clineval.core.output import Usage
+from clineval.releases import gate as releases
+from clineval.runs import run as api
+from clineval.runs.stored import PLAN_KEY, columns_of_run, open_run, scorers_for
 from clineval.store import ResultStore
-from clineval.stored_runs import PLAN_KEY, columns_of_run, open_run, scorers_for
 
 TASK = "medqa_cds"
 CONDITIONS = [

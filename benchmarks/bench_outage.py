@@ -20,8 +20,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from clineval import api
 from clineval.runner.policy import CallPolicy
+from clineval.runs import run as api
 from clineval.testing import Script
 from clineval.testing.process import OutageHooks, start_server_process, stop_server_process
 

@@ -88,7 +88,7 @@ def _row(i: int, rng: random.Random, now: datetime) -> dict[str, object]:
 
 
 def build(url: str, n: int) -> None:
-    from clineval import api
+    from clineval.runs import run as api
 
     with ResultStore(url) as store:
         with store.engine.connect() as conn:

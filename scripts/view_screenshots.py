@@ -37,7 +37,7 @@ DISTRACTOR = "Unrelated condition of the xylophone"
 
 
 def _run(suite: Path, url: str, **options: Any) -> str:
-    from clineval import api
+    from clineval.runs import run as api
 
     request = api.RunRequest(suite_path=suite, store_url=url, cache_path=None, **options)
     return api.run_suite(request).run_id

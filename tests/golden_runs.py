@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from clineval import api
+from clineval.runs import run as api
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = (

@@ -14,7 +14,7 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
-from clineval import api
+from clineval.runs import run as api
 from clineval.store import ResultStore
 from clineval.store.tables import adjudications
 from clineval.testing import Rule, Script

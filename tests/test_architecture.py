@@ -27,6 +27,22 @@ ALLOWED: dict[str, set[str]] = {
     "datasets": {"core", "datasets"},
     "store": {"core", "store"},
     "report": {"core", "report"},
+    "runs": {
+        "core",
+        "text",
+        "metrics",
+        "analysis",
+        "config",
+        "datasets",
+        "systems",
+        "runner",
+        "store",
+        "report",
+        "scoring",
+        "runs",
+        "",
+    },
+    "releases": {"core", "metrics", "analysis", "store", "runs", "releases"},
 }
 
 

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from clineval import api, releases
 from clineval.core.errors import UserInputError
+from clineval.releases import gate as releases
+from clineval.runs import run as api
 from clineval.store import ResultStore
 from clineval.store.baselines import BaselineStore
 from clineval.store.tables import dumps

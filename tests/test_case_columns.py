@@ -13,19 +13,21 @@ from typing import Any
 import pytest
 from sqlalchemy import update
 
-from clineval import api, releases
+import clineval
 from clineval.analysis.case_summary import RunTotals
 from clineval.core import CaseResult, Metric, RunResult, Score, ScoringContext, SystemOutput
 from clineval.core.helpers.columns import columns_of
 from clineval.metrics.aggregate import aggregate_columns
 from clineval.metrics.basic import Accuracy, LabelRate
+from clineval.releases import gate as releases
 from clineval.report.cases import failures_by_kind, pick_cases
 from clineval.report.run_cases import pick_keys, run_failures
+from clineval.runs import run as api
+from clineval.runs.stored import PLAN_KEY, open_run, read_totals, summary_plan
 from clineval.store import ResultStore
 from clineval.store.tables import case_results
-from clineval.stored_runs import PLAN_KEY, open_run, read_totals, summary_plan
 
-DEMO = Path(api.__file__).parent / "demo" / "suite.yaml"
+DEMO = Path(clineval.__file__).parent / "demo" / "suite.yaml"
 
 
 def _request(url: str, **options: Any) -> api.RunRequest:

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from clineval import api
 from clineval.core import Case, CaseInput, Reference, Score, ScoringContext, SystemOutput
 from clineval.core.cds_report import CdsReport
 from clineval.datasets.medqa import load_medqa
 from clineval.mcq.cds_report import CdsReportScorer
+from clineval.runs import run as api
 from clineval.testing import Script
 from clineval.testing.cds_pipeline import list_all_report, running_pipeline
 from clineval.text.matching import check_match, fuzzy_match, names_phrase

@@ -8,10 +8,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from clineval import api, releases
 from clineval.config import load_suite
 from clineval.mcq.cds_report import DEFAULT_ORDER
+from clineval.releases import gate as releases
 from clineval.runner.policy import CallPolicy
+from clineval.runs import run as api
 from clineval.testing import Reply, Rule, Script
 from clineval.testing.cds_pipeline import running_pipeline
 from tests.cli_helpers import clineval

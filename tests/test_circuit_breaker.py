@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 
-from clineval import api
 from clineval.core import Case, CaseInput, ComponentSpec, SystemOutput
 from clineval.core.errors import RetryableCallError
 from clineval.runner.breaker import breaker_for
 from clineval.runner.calls import call_system
 from clineval.runner.policy import CallPolicy
+from clineval.runs import run as api
 from clineval.testing import Script
 from clineval.testing.process import OutageHooks, start_server_process, stop_server_process
 from tests.cli_helpers import clineval

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from clineval import api
+from clineval.runs import run as api
 from tests.cli_helpers import write_small_suite
 
 DEMO = Path(str(resources.files("clineval.demo") / "suite.yaml"))

@@ -15,13 +15,13 @@ import pytest
 from scipy.stats import norm
 
 from clineval.cds.retrieval.measures import MeasureMeans
-from clineval.combine import Combined, refuse_missing
 from clineval.core import CaseResult, Metric, Score, SystemOutput
 from clineval.core.errors import UserInputError
 from clineval.core.helpers.columns import ScoreColumn
 from clineval.ddx.scorer import DdxScorer
 from clineval.metrics.basic import Accuracy, LabelRate
 from clineval.metrics.breakdown import BreakdownRate
+from clineval.metrics.combine import Combined, refuse_missing
 from clineval.metrics.combined import (
     CombinedSpec,
     combined_for_task,
@@ -29,7 +29,7 @@ from clineval.metrics.combined import (
     load_category_map,
     parse_weights,
 )
-from clineval.metrics.ddx import MacroMean, MicroRatio, WhenRecorded
+from clineval.metrics.macro import MacroMean, MicroRatio, WhenRecorded
 from tests.cli_helpers import clineval, write_small_suite
 
 CATS = {

@@ -19,11 +19,12 @@ import pytest
 from rich.console import Console
 from rich.text import Text
 
-from clineval import api, releases
 from clineval.core import RunResult
+from clineval.releases import gate as releases
 from clineval.report import print_run_summary
 from clineval.report.compare import print_comparison
 from clineval.report.layout import Col, print_records
+from clineval.runs import run as api
 from clineval.testing.cds_pipeline import running_pipeline
 from tests.golden_runs import ROWS, run_golden
 from tests.test_ddx_example_suite import DISTRACTOR, suite_for

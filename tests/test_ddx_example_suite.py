@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from clineval import api
 from clineval.config import load_suite
+from clineval.runs import run as api
 from clineval.testing.cds_pipeline import running_pipeline
 from tests.helpers import shared_data
 

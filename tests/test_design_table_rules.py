@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from clineval import api
 from clineval.cds.rules.engine import evaluate_rules
 from clineval.cds.rules.model import packaged_rules
 from clineval.cds.rules.reference import reference_plan
 from clineval.core import Case, CaseInput, ScoringContext, StructuredOutput, SystemOutput
 from clineval.core.errors import SuiteError
+from clineval.runs import run as api
 from clineval.scoring.registry import SCORERS
 from tests.test_guideline_probes import lab, pt
 

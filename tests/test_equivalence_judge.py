@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 from jinja2.utils import htmlsafe_json_dumps
 
-from clineval import api
 from clineval.config import load_suite
 from clineval.core import Case, CaseInput, DifferentialItem, Reference, StructuredOutput, SystemOutput
 from clineval.core.errors import SuiteError
@@ -24,6 +23,7 @@ from clineval.mcq.scorer import MCQScorer
 from clineval.metrics.aggregate import aggregate_task
 from clineval.runner.engine import score_case
 from clineval.runner.judging import JudgeStep, judge_requests, parse_judgment
+from clineval.runs import run as api
 from clineval.systems.openai_chat import openai_system
 from clineval.testing import Reply, Rule, Script
 from clineval.testing.cds_pipeline import running_pipeline

@@ -17,9 +17,9 @@ import pytest
 from sqlalchemy import event
 
 import clineval
-from clineval import provenance
 from clineval.core import ComponentSpec, SuiteError, SuiteSpec, TaskSpec
 from clineval.datasets.registry import DATASETS
+from clineval.runs import provenance
 from clineval.scoring.registry import SCORERS
 from clineval.store import ResultStore, make_engine
 from clineval.store.migrate import upgrade
@@ -183,9 +183,10 @@ def test_opening_a_store_at_the_head_revision_costs_one_query(store_url: str) ->
 
 
 def test_the_cli_option_defaults_are_the_librarys() -> None:
-    from clineval import api, releases
     from clineval.analysis.degradation import DEFAULT_THRESHOLD
     from clineval.cli import defaults
+    from clineval.releases import gate as releases
+    from clineval.runs import run as api
     from clineval.store.baselines import DEFAULT_TENANT
 
     assert (defaults.DEFAULT_STORE, defaults.DEFAULT_CACHE) == (api.DEFAULT_STORE, api.DEFAULT_CACHE)

@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 from sqlalchemy import select, update
 
-from clineval import api
 from clineval.core import RunResult
+from clineval.runs import run as api
 from clineval.store import ResultStore
 from clineval.store import finalizing as finalizing_module
 from clineval.store.finalizing import claim, finalize_once

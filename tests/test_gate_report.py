@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from clineval import releases
 from clineval.core import GateDecision, GateDecisionRow, RunInfo, RunResult, SuiteSpec
+from clineval.releases import gate as releases
 from clineval.report import build_report, render_html, render_markdown, report_json_text
 from tests.backends import BACKENDS, backend_url
 from tests.cli_helpers import clineval

@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from clineval import api, releases
 from clineval.analysis.gate_roles import RoleChoice, default_role, direction_of, is_gate_metric
 from clineval.core import GateDecision, GateDecisionRow, RunInfo, RunResult, SuiteSpec
 from clineval.core.errors import UserInputError
+from clineval.releases import gate as releases
 from clineval.report import render_markdown
+from clineval.runs import run as api
 from tests.cli_helpers import clineval
 
 DEMO = Path(__file__).resolve().parents[1] / "src" / "clineval" / "demo" / "data"

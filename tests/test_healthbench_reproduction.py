@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from clineval import api
 from clineval.core import RunResult
+from clineval.runs import run as api
 from clineval.testing import Reply, Rule, Script
 from clineval.testing.openai_server import ServerHandle
 from tests.conftest import StartServer

@@ -185,7 +185,7 @@ def test_without_the_hf_extra_one_clean_line(tmp_path: Path, monkeypatch: pytest
 
 
 def test_an_unpinned_revision_reaches_the_run_provenance(tmp_path: Path) -> None:
-    from clineval import api
+    from clineval.runs import run as api
 
     repo, _ = _medqa_repo(tmp_path)
     cases = load_medqa({"hf": str(repo), "split": "test", "revision": SHA}, tmp_path).cases

@@ -33,7 +33,7 @@ from clineval.core.output import SystemOutput
 from clineval.core.protocols import ScoringContext
 from clineval.integrations.inspect import ImportRequest, clineval_scorer, import_logs
 from clineval.mcq.scorer import MCQScorer
-from clineval.releases import compare_runs
+from clineval.releases.gate import compare_runs
 from clineval.testing.openai_server import running_server
 from clineval.testing.script import Reply, Rule, Script
 from tests.helpers import shared_data

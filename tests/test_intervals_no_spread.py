@@ -12,13 +12,13 @@ from scipy.stats import binomtest, norm
 
 from clineval.analysis.paired import paired_bootstrap_ci
 from clineval.core import Score
-from clineval.metrics.ddx import MacroMean
 from clineval.metrics.intervals import (
     bootstrap_interval,
     constant_interval,
     mean_interval,
     zero_events_bound,
 )
+from clineval.metrics.macro import MacroMean
 
 Z = float(norm.ppf(0.975))
 

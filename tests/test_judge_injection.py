@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from clineval import api
 from clineval.core import Case, CaseInput, ScoringContext, SystemOutput
 from clineval.core.judging import JudgeDecision
 from clineval.judging.dimensions import DIMENSIONS, JudgeDimensionsScorer
 from clineval.judging.injection import injection_hits, injection_matches, normalize
 from clineval.runner.judging import injection_flag
+from clineval.runs import run as api
 from clineval.testing import Reply, Rule, Script
 from tests.conftest import StartServer
 from tests.helpers import shared_data

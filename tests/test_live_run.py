@@ -9,8 +9,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from clineval import api
 from clineval.runner.policy import CallPolicy
+from clineval.runs import run as api
 from clineval.testing import Reply, Rule, Script
 from tests.cli_helpers import MEDQA_ROW
 from tests.conftest import StartServer

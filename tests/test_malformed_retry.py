@@ -7,8 +7,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from clineval import api
 from clineval.runner.policy import CallPolicy
+from clineval.runs import run as api
 from clineval.testing import Reply, Rule, Script
 from tests.conftest import StartServer
 from tests.test_calls_and_cache import ANSWER_A, call_all, case, openai, rules, run

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-import clineval.api
+import clineval.runs.run
 from clineval.cds.guard.structural import LatencyPercentiles, _Count
 from clineval.cds.retrieval.measures import MeasureMeans
 from clineval.cds.rules.guidelines import RuleAdherenceRates
@@ -30,7 +30,7 @@ from clineval.judging.dimensions import GradeMean, SampleStats
 from clineval.judging.rubric import RubricMean
 from clineval.metrics.aggregate import compute_metric
 from clineval.metrics.breakdown import BreakdownMean, BreakdownRate
-from clineval.metrics.ddx import CLASS_KEYS, ClassTotals, MacroMean, MicroRatio, WhenRecorded
+from clineval.metrics.macro import CLASS_KEYS, ClassTotals, MacroMean, MicroRatio, WhenRecorded
 from clineval.scoring.registry import SCORERS
 
 NAN = math.nan
@@ -274,8 +274,8 @@ def _undeclared(metrics: Sequence[Metric]) -> list[str]:
 
 
 def test_demo_suite_scorers_declare_every_metric() -> None:
-    suite = load_suite(Path(clineval.api.__file__).parent / "demo" / "suite.yaml")
-    scorers = clineval.api.scorers_for(suite.spec)
+    suite = load_suite(Path(clineval.__file__).parent / "demo" / "suite.yaml")
+    scorers = clineval.runs.run.scorers_for(suite.spec)
     assert scorers
     for task_id, task_scorers in scorers.items():
         for scorer in task_scorers:

@@ -301,7 +301,7 @@ def test_our_scores_and_their_relation_to_mirage(name: str, comparisons: dict[st
 
 def test_example_suite_end_to_end_gives_the_same_counts(tmp_path: Path) -> None:
     """examples/mirage_published.yaml, run like `clineval run`, reproduces the per-file counts above."""
-    from clineval import api
+    from clineval.runs import run as api
 
     suite = Path(__file__).resolve().parents[1] / "examples" / "mirage_published.yaml"
     run = api.run_suite(

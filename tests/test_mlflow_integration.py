@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-from clineval import api
 from clineval.core import RunResult, TaskAggregate
 from clineval.core.errors import UserInputError
 from clineval.integrations import mlflow_log
 from clineval.integrations.mlflow_log import NEEDS_EXTRA, log_run, metric_name, run_metrics
 from clineval.report.files import write_reports
 from clineval.report.formatting import headline_metrics, interval
+from clineval.runs import run as api
 from clineval.testing import Script
 from tests.cli_helpers import MEDQA_ROW
 from tests.conftest import StartServer

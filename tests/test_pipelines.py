@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from clineval import api, releases
 from clineval.core.errors import SuiteError
 from clineval.pipelines import load_pipeline_config, run_pipeline
+from clineval.releases import gate as releases
+from clineval.runs import run as api
 from clineval.store import ResultStore
 from tests.cli_helpers import clineval
 from tests.golden_runs import ROOT, ROWS, golden_suite
@@ -143,7 +144,7 @@ def test_config_mistakes_are_one_line_with_the_line_number(tmp_path: Path) -> No
 def test_feedback_for_tuning_never_returns_held_out_cases(tmp_path: Path) -> None:
     """Tuning-visible feedback of a run over all 102 golden-set cases: the 20 held-out ones are withheld
     (counted, never returned or counted in the label tallies), in the API and in the exported JSONL."""
-    from clineval.feedback import feedback
+    from clineval.releases.feedback import feedback
 
     suite = golden_suite(tmp_path, "all", {"copd"})
     # predictions for every case (the helper wrote the held-out ones only)

@@ -14,10 +14,10 @@ import pytest
 from pydantic import ValidationError
 from sqlalchemy import JSON, Column, DateTime, Float, MetaData, String, Table, create_engine, insert
 
-from clineval import api
 from clineval.core import Case, CaseInput
 from clineval.core.errors import DataFileError
 from clineval.datasets.registry import DATASETS
+from clineval.runs import run as api
 from clineval.systems.recorded import recorded_output
 from clineval.systems.registry import SYSTEMS
 

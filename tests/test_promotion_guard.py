@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from clineval import releases
 from clineval.core.errors import UserInputError
-from clineval.promotion import promotion_of
+from clineval.releases import gate as releases
+from clineval.releases.promotion import promotion_of
 from tests.cli_helpers import clineval
 from tests.golden_runs import run_golden
 

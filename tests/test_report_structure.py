@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from clineval import api
 from clineval.analysis.degradation import assess
 from clineval.core import (
     CaseInput,
@@ -31,6 +30,7 @@ from clineval.core import (
 from clineval.datasets.registry import DATASETS
 from clineval.report import ReportContext, build_report, print_run_summary, render_html, render_markdown
 from clineval.report.cases import case_fields
+from clineval.runs import run as api
 
 ROOT = Path(__file__).resolve().parents[1]
 XSS = "<script>alert(1)</script>"

@@ -11,7 +11,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from clineval import api
 from clineval.cds.retrieval.scorer import GuidelineCitationScorer, RetrievalScorer, evaluate
 from clineval.cds.retrieval.trec_run import parse_run
 from clineval.core import (
@@ -26,6 +25,7 @@ from clineval.core import (
 from clineval.core.errors import DataFileError
 from clineval.datasets.registry import DATASETS
 from clineval.metrics.embedding_clusters import cluster_quality
+from clineval.runs import run as api
 from clineval.scoring.registry import SCORERS
 from clineval.systems.registry import SYSTEMS
 from tests.helpers import shared_data

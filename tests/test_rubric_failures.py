@@ -18,11 +18,11 @@ from typing import Any
 
 import pytest
 
-from clineval import api
 from clineval.config import load_suite
 from clineval.core import Case, CaseInput, Reference, ScoringContext, SystemOutput
 from clineval.core.errors import SuiteError
 from clineval.judging.rubric import make_rubric_scorer
+from clineval.runs import run as api
 from clineval.testing import Reply, Rule, Script
 from clineval.testing.script import prompt_hash
 from tests.conftest import StartServer

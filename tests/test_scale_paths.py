@@ -7,16 +7,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from clineval import api
+import clineval
 from clineval.analysis.gate import snapshot
 from clineval.config import load_suite
 from clineval.core import RunResult
 from clineval.metrics.aggregate import overall_scores
 from clineval.report.results_jsonl import write_results_jsonl
 from clineval.report.systems import task_system_names
+from clineval.runs import run as api
 from clineval.store import ResultStore
 
-DEMO = Path(api.__file__).parent / "demo" / "suite.yaml"
+DEMO = Path(clineval.__file__).parent / "demo" / "suite.yaml"
 
 
 def _dumped(run: RunResult) -> dict[str, Any]:

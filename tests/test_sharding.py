@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from clineval import api
 from clineval.config import load_suite
 from clineval.core import UserInputError
-from clineval.sharded import shard_suite
+from clineval.runs import run as api
+from clineval.runs.shards import shard_suite
 from clineval.store import ResultStore
 from clineval.store.shards import parse_shard, shard_of, shard_run_id
 from clineval.testing import case_records

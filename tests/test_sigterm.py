@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from clineval.interrupts import Terminated, sigterm_as_interrupt
+from clineval.runs.interrupts import Terminated, sigterm_as_interrupt
 from clineval.testing import Script, running_server_process
 from tests.test_interrupted import case_ids, stored_status
 from tests.test_live_run import write_live_suite

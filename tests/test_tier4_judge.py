@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from clineval import api
 from clineval.config import load_suite
 from clineval.core import Case, CaseInput, Score, SystemOutput
 from clineval.core.errors import SuiteError
@@ -27,6 +26,7 @@ from clineval.judging.dimensions import (
 from clineval.judging.healthbench import load_healthbench
 from clineval.judging.rubric import RubricMean, make_rubric_scorer, rubric_score
 from clineval.runner.judging import JudgeStep, parse_reply
+from clineval.runs import run as api
 from clineval.scoring.registry import SCORERS
 from clineval.systems.openai_chat import openai_system
 from clineval.testing import Reply, Rule, Script

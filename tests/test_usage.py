@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from clineval import api
 from clineval.analysis.usage import Price, UsageTotals, cost, load_prices
 from clineval.core.errors import DataFileError
 from clineval.core.output import Usage
 from clineval.report.html import render_html
 from clineval.report.json_report import build_report
 from clineval.report.markdown import render_markdown
+from clineval.runs import run as api
 from clineval.testing import Reply, Rule, Script
 from tests.cli_helpers import clineval
 from tests.conftest import StartServer

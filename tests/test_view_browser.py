@@ -28,8 +28,8 @@ from typing import Any
 
 import pytest
 
-from clineval import api
 from clineval.core import CaseResult
+from clineval.runs import run as api
 from clineval.store import ResultStore
 from clineval.view.urls import case_link, link, visible
 

@@ -18,7 +18,7 @@ import pytest
 pytest.importorskip("starlette")
 from starlette.testclient import TestClient
 
-from clineval import api
+from clineval.runs import run as api
 from clineval.store import ResultStore
 from clineval.view import create_app
 from clineval.view.adjudication import history

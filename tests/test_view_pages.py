@@ -14,8 +14,9 @@ from markupsafe import escape
 pytest.importorskip("starlette")
 from starlette.testclient import TestClient
 
-from clineval import api, releases
 from clineval.metrics.intervals import wilson_interval
+from clineval.releases import gate as releases
+from clineval.runs import run as api
 from clineval.store import ResultStore
 from clineval.view import create_app
 from clineval.view.urls import case_link, link

@@ -20,8 +20,8 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
-from clineval import api
 from clineval.cli.main import app as cli
+from clineval.runs import run as api
 from clineval.store import ResultStore
 from clineval.view import create_app
 from clineval.view.adjudication import history

@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("starlette")
 from starlette.testclient import TestClient
 
-from clineval import api
+from clineval.runs import run as api
 from clineval.view import create_app
 from clineval.view.render_case import OUTPUT_LIMIT
 from clineval.view.security import SECURITY_HEADERS

@@ -25,8 +25,8 @@ sys.path.insert(0, str(HERE))
 
 from recommender import app  # noqa: E402
 
-from clineval import api  # noqa: E402
 from clineval.core import RunResult  # noqa: E402
+from clineval.runs import run as api  # noqa: E402
 from clineval.testing import Script  # noqa: E402
 from clineval.testing.openai_server import running_server, serving_in_thread  # noqa: E402
 

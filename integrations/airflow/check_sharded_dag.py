@@ -49,7 +49,7 @@ def _check(server: str, store_url: str) -> list[str]:
     sys.path.append(str(AIRFLOW_DIR))
     from clineval_airflow_tasks import shard_run_name
 
-    from clineval import api
+    from clineval.runs import run as api
     from clineval.store import ResultStore
     from clineval.store.shards import shard_run_id
     from clineval.testing import case_records

@@ -159,7 +159,8 @@ def _user_input_error() -> type[Exception]:
 
 
 def run_clineval_shard(job: Mapping[str, Any], k: int) -> dict[str, Any]:
-    """Shard ``k`` of ``job["shards"]``: ``clineval.api.run_suite`` with ``shard=(k, n)`` into the shared run.
+    """Shard ``k`` of ``job["shards"]``: ``clineval.runs.run.run_suite`` with ``shard=(k, n)`` into the shared
+    run.
 
     ``job``: ``suite_path``, ``store_url``, ``run_id`` (the clineval run name), ``shards`` (N) and
     ``concurrency`` (per shard: see docs/sharding.md). A suite or store clineval rejects raises
@@ -169,7 +170,7 @@ def run_clineval_shard(job: Mapping[str, Any], k: int) -> dict[str, Any]:
     user_error = _user_input_error()
     from pathlib import Path
 
-    from clineval import api
+    from clineval.runs import run as api
 
     n = int(job["shards"])
     log.info("clineval shard %d/%d of run %s: suite %s", k, n, job["run_id"], job["suite_path"])
@@ -195,11 +196,11 @@ def run_clineval_shard(job: Mapping[str, Any], k: int) -> dict[str, Any]:
 
 
 def finalize_clineval_run(job: Mapping[str, Any]) -> dict[str, Any]:
-    """``clineval.api.finalize`` once every shard task succeeded: aggregates the run (again, if the last
+    """``clineval.runs.run.finalize`` once every shard task succeeded: aggregates the run (again, if the last
     shard already did) and returns its id, case count and overall scores. Missing shards (clineval names
     them) are not retryable: re-run the failed shard task, then this one."""
     user_error = _user_input_error()
-    from clineval import api
+    from clineval.runs import run as api
 
     try:
         run = api.finalize(job["run_id"], job["store_url"])

@@ -136,9 +136,9 @@ def sharded_suite_dag(
     """A DAG that runs one clineval suite as ``shards`` mapped tasks writing into one run, then finalizes it.
 
     ``resolve_run`` -> ``run_shard`` mapped over ``k = 0 .. shards-1`` (dynamic task mapping: one task
-    instance per shard, each calling ``clineval.api.run_suite(RunRequest(..., shard=(k, shards), run_id=R,
-    cache_path=None))`` in its worker) -> ``finalize`` (``clineval.api.finalize(R, store_url)``, once every
-    shard succeeded).
+    instance per shard, each calling ``clineval.runs.run.run_suite(RunRequest(..., shard=(k, shards),
+    run_id=R, cache_path=None))`` in its worker) -> ``finalize`` (``clineval.runs.run.finalize(R,
+    store_url)``, once every shard succeeded).
 
     ``suite_path`` / ``store_url``: when None, read when the task runs from the Airflow Variables
     ``clineval_shard_suite`` / ``clineval_shard_store``, else ``$CLINEVAL_SHARD_SUITE`` /

@@ -30,7 +30,7 @@ from clineval.core.protocols import Metric, Scorer
 from clineval.core.score import CaseResult, Score
 from clineval.metrics.basic import Accuracy, LabelRate
 from clineval.metrics.breakdown import BreakdownRate
-from clineval.metrics.ddx import MacroMean
+from clineval.metrics.macro import MacroMean
 
 ALPHA = 0.05
 MARGIN = 0.0
@@ -71,7 +71,7 @@ PER_CASE: dict[type, Callable[[Any], PerCase]] = {
 def per_case_values(scorers: Sequence[Scorer]) -> dict[str, tuple[str, PerCase]]:
     """Aggregation key (bare and ``<scorer>.<key>``) -> (scorer name, per-case value) for every metric
     that is a per-case mean: each scorer's primary metric (its per-case ``value``, as
-    ``clineval.combine.primary_metric``) and the metrics of the classes in :data:`PER_CASE`."""
+    ``clineval.metrics.combine.primary_metric``) and the metrics of the classes in :data:`PER_CASE`."""
     found: dict[str, tuple[str, PerCase]] = {}
     for scorer in scorers:
         metrics: list[tuple[str, PerCase]] = []

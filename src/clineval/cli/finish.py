@@ -22,9 +22,9 @@ if TYPE_CHECKING:
 def report_context(run: RunResult) -> ReportContext:
     """The suite's scorers (for the tier scorecard) and a dataset loader (for sample-case questions); empty
     when the stored suite can no longer be rebuilt here (the reports then omit those parts)."""
-    from clineval import api
     from clineval.datasets import DATASETS
     from clineval.report.context import EMPTY, ReportContext
+    from clineval.runs import run as api
 
     try:
         scorers = api.scorers_for(run.info.suite)

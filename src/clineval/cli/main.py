@@ -36,7 +36,7 @@ from clineval.cli.store_folder import CreateStoreOpt
 from clineval.core.errors import UserInputError
 
 if TYPE_CHECKING:  # annotations only: each command imports the library it calls (fast `clineval --help`)
-    from clineval import api
+    from clineval.runs import run as api
 
 app = typer.Typer(
     add_completion=False,
@@ -104,7 +104,7 @@ def run(
     and reported; see --degraded-threshold and --allow-degraded); 130 interrupted (Ctrl-C), 143 terminated
     (SIGTERM: stored as interrupted, like Ctrl-C)."""
     from clineval.cli.out_dir import check_out_dir
-    from clineval.interrupts import sigterm_as_interrupt
+    from clineval.runs.interrupts import sigterm_as_interrupt
 
     if options.quiet:
         progress.set_quiet(console)
@@ -129,9 +129,9 @@ def _run_and_report(
     on_start: Callable[[str], None] | None = None,
 ) -> None:
     """``on_start(run_id)``: also called once the run is stored (``cli.run_guard``: keep what --out holds)."""
-    from clineval import api
     from clineval.analysis import degradation
-    from clineval.interrupts import sigterm_as_interrupt
+    from clineval.runs import run as api
+    from clineval.runs.interrupts import sigterm_as_interrupt
 
     def started(run_id: str) -> None:
         err_console.print(f"run {run_id}")
@@ -178,7 +178,8 @@ def report(
     store: StoreOpt = DEFAULT_STORE,
 ) -> None:
     """Write the reports of a stored run (with its stored release-gate decisions)."""
-    from clineval import api, releases
+    from clineval.releases import gate as releases
+    from clineval.runs import run as api
 
     run = api.open_run(store, run_id)
     finish(run, out, releases.gate_decisions(store, run.run_id))
@@ -200,7 +201,7 @@ def compare(
     ] = None,
 ) -> None:
     """Compare two runs case by case: metric deltas overall and per stratum, changed cases, McNemar."""
-    from clineval import releases
+    from clineval.releases import gate as releases
     from clineval.report.compare import print_comparison, render_comparison_markdown
 
     comparison = releases.compare_runs(store, run_a, run_b, intersection=intersection)
@@ -244,8 +245,8 @@ def combined_score(
 
     Every metric mapped to a weighted category enters it (docs/report_format.md, combined score); a
     weighted category no metric of a task gives is a warning, or with --strict an error (exit 2)."""
-    from clineval import releases
     from clineval.metrics.combined import parse_weights
+    from clineval.releases import gate as releases
 
     try:
         parsed = parse_weights(weights)
@@ -284,9 +285,9 @@ def demo(
     quiet: progress.QuietOpt = False,
 ) -> None:
     """Score published GPT-4 and GPT-3.5 answers on 200 MedQA questions (data ships with clineval)."""
-    from clineval import api
     from clineval.cli.out_dir import check_out_dir
     from clineval.cli.store_folder import check_store_folder
+    from clineval.runs import run as api
 
     if quiet:
         progress.set_quiet(console)

@@ -44,7 +44,7 @@ def _num(value: float | None) -> str:
 
 
 def _print_baselines(items: list[Baseline], title: str) -> None:
-    from clineval.promotion import promotion_text
+    from clineval.releases.promotion import promotion_text
 
     cols = [Col("name", label=True), Col("tenant", label=True), Col("version"), Col("run", justify="left")]
     cols += [Col("promoted_at (UTC)", justify="left"), Col("tasks", shrink=True, justify="left")]
@@ -94,8 +94,8 @@ def baseline_promote(
 
     A later version needs a passing gate of the run against the latest version (`clineval gate`);
     otherwise exit 2, unless --force --reason TEXT (the reason is stored with the version)."""
-    from clineval import releases
-    from clineval.promotion import promotion_text
+    from clineval.releases import gate as releases
+    from clineval.releases.promotion import promotion_text
 
     b = releases.promote_baseline(
         store,
@@ -122,7 +122,7 @@ def baseline_list(
     store: StoreOpt = DEFAULT_STORE,
 ) -> None:
     """The latest version of every baseline."""
-    from clineval import releases
+    from clineval.releases import gate as releases
 
     _print_baselines(releases.list_baselines(store, tenant), "baselines (latest versions)")
 
@@ -135,7 +135,7 @@ def baseline_history(
     store: StoreOpt = DEFAULT_STORE,
 ) -> None:
     """Every promoted version of a baseline, oldest first."""
-    from clineval import releases
+    from clineval.releases import gate as releases
 
     _print_baselines(releases.baseline_history(store, name, tenant), f"history of {name}")
 
@@ -150,9 +150,9 @@ def baseline_show(
     store: StoreOpt = DEFAULT_STORE,
 ) -> None:
     """One version of a baseline: its run and its metrics with their tiers."""
-    from clineval import releases
     from clineval.analysis.gate import stored_choice
     from clineval.analysis.gate_roles import direction_of
+    from clineval.releases import gate as releases
 
     b = releases.show_baseline(store, name, tenant, version)
     if as_json:
@@ -198,7 +198,7 @@ def gate(
     track: TrackOpt = None,
 ) -> None:
     """Gate a candidate run against a baseline: exit 0 pass, 1 regression, 2 error (also: nothing gated)."""
-    from clineval import releases
+    from clineval.releases import gate as releases
 
     result = releases.gate_run(
         store,

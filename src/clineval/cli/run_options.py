@@ -26,8 +26,8 @@ from clineval.cli.store_folder import CreateStoreOpt
 from clineval.core.errors import UserInputError
 
 if TYPE_CHECKING:
-    from clineval import api
     from clineval.runner.policy import CallPolicy
+    from clineval.runs import run as api
 
 RUN_TYPES_HELP = "nightly | weekly | config_gate | adhoc (stored with its metrics)."
 
@@ -71,8 +71,8 @@ class RunOptions:
 
     def request(self, suite_path: Path, **extra: Any) -> api.RunRequest:
         """The run these options ask for (``extra``: ``resume``, ``shard``, ``run_id``)."""
-        from clineval import api
         from clineval.cli.store_folder import check_store_folder
+        from clineval.runs import run as api
 
         check_store_folder(self.store, self.create_store)  # a mistyped --store folder is not created
 

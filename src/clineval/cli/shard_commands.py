@@ -15,8 +15,8 @@ from clineval.cli.defaults import DEFAULT_STORE, DEGRADED_THRESHOLD
 from clineval.core.errors import UserInputError
 
 if TYPE_CHECKING:
-    from clineval import api
     from clineval.core import RunResult
+    from clineval.runs import run as api
 
 Finish = Callable[["RunResult", Path | None], None]
 ShardOpt = Annotated[
@@ -44,7 +44,7 @@ def parse_shard(text: str | None) -> tuple[int, int] | None:
 
 def run_shard_and_report(request: api.RunRequest, out: Path | None, finish: Finish) -> None:
     """Run one shard; the shard that completes the run prints and writes its reports like `run`."""
-    from clineval.sharded import run_shard
+    from clineval.runs.shards import run_shard
 
     with progress.progress_hooks(err_console) as hooks:
         outcome = run_shard(request, hooks=hooks, on_start=lambda rid: err_console.print(f"run {rid}"))
@@ -81,7 +81,7 @@ def register(app: typer.Typer, finish: Finish) -> None:
         prices: Annotated[Path | None, typer.Option(help="Price table YAML (as `clineval run`).")] = None,
     ) -> None:
         """Aggregate a sharded run once every shard 0..N-1 is complete (exit 2 naming the missing ones)."""
-        from clineval import api
+        from clineval.runs import run as api
 
         run: RunResult = api.finalize(run_id, store, degraded_threshold=degraded_threshold, prices=prices)
         finish(run, out)

@@ -159,7 +159,7 @@ def feedback_command(
     ] = False,
 ) -> None:
     """Failure counts and failing cases of a run, for tuning; held-out cases are withheld."""
-    from clineval.feedback import feedback
+    from clineval.releases.feedback import feedback
 
     found = feedback(store, run_id, failing_only=not all_cases)
     console.print(json.dumps(found.to_dict(), indent=2), highlight=False, markup=False)

@@ -34,7 +34,7 @@ from clineval.ddx.support import DEFAULT_CANT_MISS_PHASES, CaaSupport
 from clineval.ddx.treatment import SHOTGUN_ROWS
 from clineval.metrics.basic import LabelRate
 from clineval.metrics.breakdown import BreakdownRate
-from clineval.metrics.ddx import MACRO_KEYS, ClassTotals, MacroMean, MicroRatio, WhenRecorded
+from clineval.metrics.macro import MACRO_KEYS, ClassTotals, MacroMean, MicroRatio, WhenRecorded
 from clineval.text.names.equivalence import best_match
 
 __all__ = ["DdxOptions", "DdxScorer", "classify_differential", "ddx_scores", "make_ddx_scorer"]

@@ -18,12 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from clineval import api, releases
 from clineval.alerts import Alert, AlertConfig, AlertOutcome, AlertRow, load_alert_config, send_alert
 from clineval.analysis.gate import GateResult
 from clineval.core import RunResult
 from clineval.core.errors import ClinevalError, UserInputError
 from clineval.pipelines.config import KINDS, PipelineConfig, StepEntry, load_pipeline_config
+from clineval.releases import gate as releases
+from clineval.runs import run as api
 
 
 @dataclass(frozen=True)

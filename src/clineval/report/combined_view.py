@@ -18,7 +18,8 @@ class CombinedView:
     weights: list[tuple[str, float]]
     renormalize: bool
     tasks: list[tuple[str, str, str, list[tuple[str, str]]]]  # task, value, interval, [(category, value)]
-    # a weighted category with no metric in a task, a mapped metric left out (clineval.combine.WARNINGS_KEY)
+    # a weighted category with no metric in a task, a mapped metric left out
+    # (clineval.metrics.combine.WARNINGS_KEY)
     warnings: list[str] = field(default_factory=list)
     across_systems: int = 0  # > 1: the tasks ran that many systems, so no mean over tasks (report.systems)
 

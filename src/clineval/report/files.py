@@ -41,7 +41,7 @@ def write_reports(
 ) -> list[Path]:
     """Write ``report.json``, ``report.md``, ``report.html`` and ``results.jsonl`` into ``out_dir``.
 
-    ``gates``: the run's stored release-gate decisions (``clineval.releases.gate_decisions``), shown in a
+    ``gates``: the run's stored release-gate decisions (``clineval.releases.gate.gate_decisions``), shown in a
     "Release gate" section of each report (none: no section, ``"gates": []`` in ``report.json``).
     """
     out_dir = Path(out_dir)

@@ -31,7 +31,7 @@ def fmt_ci(metric: str, ci: tuple[float, float]) -> str:
 
 
 async def compare_page(request: Request) -> Response:
-    from clineval import releases
+    from clineval.releases import gate as releases
     from clineval.view.app import render as page
 
     a, b = request.query_params.get("a", ""), request.query_params.get("b", "")

@@ -79,8 +79,8 @@ def task_views(aggregates: Mapping[str, Any], order: list[str]) -> list[tuple[Ta
 def scorecards(suite: SuiteSpec, aggregates: Mapping[str, TaskAggregate]) -> dict[str, list[Any]]:
     """``task -> tier views`` (``clineval.report.tiers``) for tasks whose scorers declare a tier."""
     try:
-        from clineval.api import scorers_for
         from clineval.report.tiers import build_tiers
+        from clineval.runs.run import scorers_for
 
         built = scorers_for(suite)
     except Exception:  # scorers that cannot be rebuilt here (moved files): no scorecard, metrics still listed

@@ -27,6 +27,9 @@ _TARGET = "__clineval_moved_to__"  # where an alias module keeps the module it s
 # The table is written by the moves' script (one entry per module that moved); edit by hand only to add one.
 # BEGIN TABLE
 MOVED_MODULES: dict[str, str] = {
+    "clineval.analysis.heldout": "clineval.releases.heldout",
+    "clineval.api": "clineval.runs.run",
+    "clineval.combine": "clineval.metrics.combine",
     "clineval.core.clinical_thresholds": "clineval.cds.clinical_thresholds",
     "clineval.core.columns": "clineval.core.helpers.columns",
     "clineval.core.id_index": "clineval.core.helpers.id_index",
@@ -41,6 +44,7 @@ MOVED_MODULES: dict[str, str] = {
     "clineval.datasets.healthbench": "clineval.judging.healthbench",
     "clineval.datasets.open_xddx": "clineval.ddx.open_xddx",
     "clineval.datasets.trec": "clineval.cds.retrieval.trec",
+    "clineval.feedback": "clineval.releases.feedback",
     "clineval.guard": "clineval.cds.guard",
     "clineval.guard.checks": "clineval.cds.guard.checks",
     "clineval.guard.config": "clineval.cds.guard.config",
@@ -48,7 +52,11 @@ MOVED_MODULES: dict[str, str] = {
     "clineval.guard.red_flags": "clineval.cds.guard.red_flags",
     "clineval.guard.scope": "clineval.cds.guard.scope",
     "clineval.guard.terms": "clineval.cds.guard.terms",
+    "clineval.interrupts": "clineval.runs.interrupts",
+    "clineval.metrics.ddx": "clineval.metrics.macro",
     "clineval.metrics.retrieval": "clineval.cds.retrieval.measures",
+    "clineval.promotion": "clineval.releases.promotion",
+    "clineval.provenance": "clineval.runs.provenance",
     "clineval.scoring.assertion": "clineval.text.assertion",
     "clineval.scoring.assertion_lexicon": "clineval.text.assertion_lexicon",
     "clineval.scoring.cds_options": "clineval.mcq.cds_options",
@@ -90,6 +98,8 @@ MOVED_MODULES: dict[str, str] = {
     "clineval.scoring.rule_reference": "clineval.cds.rules.reference",
     "clineval.scoring.rule_specificity": "clineval.cds.rules.specificity",
     "clineval.scoring.structural": "clineval.cds.guard.structural",
+    "clineval.sharded": "clineval.runs.shards",
+    "clineval.stored_runs": "clineval.runs.stored",
     "clineval.systems.ddxplus_differential": "clineval.ddx.ddxplus_differential",
     "clineval.systems.lddx": "clineval.ddx.lddx",
     "clineval.systems.lddx_records": "clineval.ddx.lddx_records",

@@ -4,10 +4,10 @@ Design: each log is written as the two files clineval already knows how to repla
 the logs' hashes (``.clineval/imports/inspect/<hash>/``): a generic ``jsonl`` dataset (question, lettered
 choices, target; inspect's own per-sample scores as metadata) and a ``predictions`` file (the completion,
 token usage, latency, inspect's sample error), with a suite YAML naming them and the chosen scorers. The suite
-then runs through :func:`clineval.api.run_suite` like any other, so the stored run has the same provenance
-(content hashes of both files), aggregation, ``eval_results`` rows, reports, ``compare`` and ``gate`` as a
-run of clineval's own; no code path is special to imports. What only the log knows (its path and sha256,
-model, generate config, token usage per model, inspect's metrics) goes to ``provenance["inspect"]``.
+then runs through :func:`clineval.runs.run.run_suite` like any other, so the stored run has the same
+provenance (content hashes of both files), aggregation, ``eval_results`` rows, reports, ``compare`` and
+``gate`` as a run of clineval's own; no code path is special to imports. What only the log knows (its path and
+sha256, model, generate config, token usage per model, inspect's metrics) goes to ``provenance["inspect"]``.
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ def write_suite(request: ImportRequest) -> tuple[Path, list[dict[str, Any]]]:
 
 def import_logs(request: ImportRequest) -> RunResult:
     """Store the logs as one clineval run, scored by ``request.scorers``; return the stored run."""
-    from clineval import api
+    from clineval.runs import run as api
     from clineval.store import ResultStore
 
     suite_path, summaries = write_suite(request)

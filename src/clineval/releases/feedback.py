@@ -1,7 +1,7 @@
 """Feedback for tuning: a stored run's cases and failure counts, never its held-out cases.
 
 Prompt iteration, threshold fitting and error analysis read from here (``clineval feedback RUN_ID``). Held-out
-cases (metadata ``split: heldout``, :mod:`clineval.analysis.heldout`) are withheld before anything is
+cases (metadata ``split: heldout``, :mod:`clineval.releases.heldout`) are withheld before anything is
 counted or exported; only how many were withheld is reported, so a tuning loop cannot see, and therefore
 cannot fit, the cases a release gate judges on.
 """
@@ -13,8 +13,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from clineval.analysis.heldout import tuning_only
 from clineval.core import CaseResult
+from clineval.releases.heldout import tuning_only
 from clineval.store import ResultStore
 
 

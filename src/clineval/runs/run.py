@@ -22,23 +22,23 @@ from clineval.analysis.case_summary import SummaryPlan
 from clineval.analysis.eval_rows import run_rows
 from clineval.analysis.gate import snapshot
 from clineval.analysis.usage import PriceTable, load_prices, usage_from_totals
-from clineval.combine import add_combined, check_strict, combined_spec
 from clineval.config import BuiltSuite, BuiltTask, load_suite
 from clineval.core import CaseResult, EvalMetric, RunInfo, RunResult, RunType, SuiteSpec, TaskAggregate
 from clineval.core.errors import UserInputError
 from clineval.datasets.lazy_cases import case_ids, where_id
-from clineval.interrupts import RunInterrupted, resume_command, store_write_error
 from clineval.metrics.aggregate import aggregate_columns, aggregate_task, overall_by_system, overall_scores
-from clineval.provenance import effective_options, provenance
+from clineval.metrics.combine import add_combined, check_strict, combined_spec
 from clineval.report.systems import task_system_names
 from clineval.runner.cache import ResponseCache
 from clineval.runner.engine import RunSettings, TaskStats, run_gc, run_task
 from clineval.runner.policy import CallPolicy
+from clineval.runs.interrupts import RunInterrupted, resume_command, store_write_error
+from clineval.runs.provenance import effective_options, provenance
+from clineval.runs.stored import PLAN_KEY, read_totals
+from clineval.runs.stored import open_run as open_stored_run
+from clineval.runs.stored import scorers_for as scorers_for  # re-exported: callers use api.scorers_for
 from clineval.store import ResultStore
 from clineval.store.errors import write_failure_reason
-from clineval.stored_runs import PLAN_KEY, read_totals
-from clineval.stored_runs import open_run as open_stored_run
-from clineval.stored_runs import scorers_for as scorers_for  # re-exported: callers use api.scorers_for
 
 DEFAULT_STORE = "sqlite:///.clineval/clineval.db"
 DEFAULT_CACHE = Path(".clineval/cache.sqlite")
@@ -153,11 +153,11 @@ def run_suite(
     """Run (or resume) a suite; every finished case is stored as it finishes.
 
     ``on_start(run_id)`` is called once the run is in the store, before any call is made. Ctrl-C after
-    that stores the run as ``interrupted`` and raises :class:`~clineval.interrupts.RunInterrupted`; a store
-    that refuses a write mid-run raises a one-line :class:`~clineval.store.errors.StoreWriteError`.
+    that stores the run as ``interrupted`` and raises :class:`~clineval.runs.interrupts.RunInterrupted`; a
+    store that refuses a write mid-run raises a one-line :class:`~clineval.store.errors.StoreWriteError`.
     """
     if request.shard is not None:
-        from clineval.sharded import run_shard
+        from clineval.runs.shards import run_shard
 
         return run_shard(request, hooks, on_start).result()
     prices = load_prices(request.prices) if request.prices is not None else None  # a bad file: before any run
@@ -321,7 +321,7 @@ def finalize_run(
 ) -> RunResult:
     """Aggregate everything the store holds for a run, mark it finished, and return the RunResult.
 
-    Everything is computed from the run's case summaries read column-wise (``clineval.stored_runs``), so
+    Everything is computed from the run's case summaries read column-wise (``clineval.runs.stored``), so
     memory does not grow with the results' size; the returned run reads its results from the store when
     they are iterated. With ``degraded_threshold``, the components that failed on too many cases are
     assessed (``clineval.analysis.degradation``): ``provenance["degradation"]``, and a line each in
@@ -375,15 +375,15 @@ def finalize(
     degraded_threshold: float = degradation.DEFAULT_THRESHOLD,
     prices: Path | None = None,
 ) -> RunResult:
-    """Aggregate a sharded run once all its shards are complete (:func:`clineval.sharded.finalize`)."""
-    from clineval.sharded import finalize as finalize_shards
+    """Aggregate a sharded run once all its shards are complete (:func:`clineval.runs.shards.finalize`)."""
+    from clineval.runs.shards import finalize as finalize_shards
 
     return finalize_shards(run_id, store_url, degraded_threshold=degraded_threshold, prices=prices)
 
 
 def open_run(store_url: str, run_id: str) -> RunResult:
     """A stored run with its columns, its results read from the store when iterated (any size of run:
-    ``clineval.stored_runs``)."""
+    ``clineval.runs.stored``)."""
     store = ResultStore(store_url, read_only=True)
     try:
         return open_stored_run(store, store.get_run(run_id).run_id)

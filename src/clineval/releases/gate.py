@@ -1,7 +1,8 @@
 """Working with stored runs: compare two runs, re-weight the combined score, baselines and release gates.
 
-Like ``clineval.api`` (whose run functions it uses), this module only wires the library together.
-Promotion, guarded by the gate, is in :mod:`clineval.promotion` (``promote_baseline`` is re-exported here).
+Like ``clineval.runs.run`` (whose run functions it uses), this module only wires the library together.
+Promotion, guarded by the gate, is in :mod:`clineval.releases.promotion` (``promote_baseline`` is re-exported
+here).
 """
 
 from __future__ import annotations
@@ -21,10 +22,6 @@ from clineval.analysis.gate import GateResult, evaluate_strict, snapshot, stored
 from clineval.analysis.gate import mismatch as gate_mismatch
 from clineval.analysis.gate_roles import RoleChoice, check_names
 from clineval.analysis.gate_statistical import evaluate_statistical
-from clineval.analysis.heldout import TUNED_SPLITS
-from clineval.api import record_metrics
-from clineval.combine import WARNINGS_KEY as COMBINED_WARNINGS
-from clineval.combine import combined_spec, refuse_missing, with_combined
 from clineval.core import CaseResult, RunResult, TaskAggregate
 from clineval.core.comparison import RunComparison
 from clineval.core.errors import RunNotFoundError, UserInputError
@@ -32,12 +29,16 @@ from clineval.core.gate_view import GateDecision, GateDecisionRow
 from clineval.core.helpers.columns import TaskColumns
 from clineval.core.helpers.id_index import HashIndex
 from clineval.metrics.aggregate import aggregate_columns
-from clineval.promotion import finished_run
-from clineval.promotion import promote_baseline as promote_baseline  # re-exported
+from clineval.metrics.combine import WARNINGS_KEY as COMBINED_WARNINGS
+from clineval.metrics.combine import combined_spec, refuse_missing, with_combined
+from clineval.releases.heldout import TUNED_SPLITS
+from clineval.releases.promotion import finished_run
+from clineval.releases.promotion import promote_baseline as promote_baseline  # re-exported
+from clineval.runs.run import record_metrics
+from clineval.runs.stored import columns_of_run, open_run, scorers_for
 from clineval.store import ResultStore
 from clineval.store.baselines import DEFAULT_TENANT, Baseline, BaselineStore
 from clineval.store.tables import utcnow
-from clineval.stored_runs import columns_of_run, open_run, scorers_for
 
 
 def _task_results(run: RunResult, task_id: str) -> dict[str, CaseResult]:
@@ -95,7 +96,7 @@ def common_rows(
 def compare_runs(store_url: str, run_a: str, run_b: str, *, intersection: bool = False) -> RunComparison:
     """Case-by-case comparison of two stored runs; different case sets are refused unless ``intersection``.
 
-    Both runs are read column-wise (``clineval.stored_runs``): two million-case runs fit in memory."""
+    Both runs are read column-wise (``clineval.runs.stored``): two million-case runs fit in memory."""
     with gc_paused():  # millions of acyclic objects: no full collections over them (analysis.compare)
         return _compare_runs(store_url, run_a, run_b, intersection)
 
@@ -256,7 +257,7 @@ def gate_run(
     bound ``< -margin``), paired on the cases of the baseline's run (which must still be stored and hold the
     same case ids); other gating metrics keep the strict rule (docs/gate.md). A candidate that includes
     tuned-on cases (metadata ``split: train``...) is refused unless ``allow_tuned_cases``
-    (:mod:`clineval.analysis.heldout`).
+    (:mod:`clineval.releases.heldout`).
     """
     if mode not in GATE_MODES:
         raise UserInputError(f"unknown gate mode {mode!r}", hint=f"use one of: {', '.join(GATE_MODES)}")

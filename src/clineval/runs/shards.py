@@ -19,14 +19,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from clineval import api
 from clineval.analysis import degradation
 from clineval.analysis.usage import load_prices
 from clineval.config import BuiltSuite, load_suite
 from clineval.core import RunInfo, RunNotFoundError, RunResult
 from clineval.core.errors import UserInputError
 from clineval.datasets.lazy_cases import case_ids, where_id
-from clineval.interrupts import RunInterrupted, resume_command, store_write_error
+from clineval.runs import run as api
+from clineval.runs.interrupts import RunInterrupted, resume_command, store_write_error
 from clineval.store import ResultStore
 from clineval.store.errors import write_failure_reason
 from clineval.store.liveness import Owner

@@ -18,9 +18,9 @@ from clineval.analysis.gate import snapshot
 from clineval.analysis.gate_roles import RoleChoice, check_names
 from clineval.core import RunResult
 from clineval.core.errors import UserInputError
+from clineval.runs.stored import open_run, scorers_for
 from clineval.store import ResultStore
 from clineval.store.baselines import DEFAULT_TENANT, Baseline, BaselineStore, GateRecord
-from clineval.stored_runs import open_run, scorers_for
 
 PROMOTION_KEY = "promotion"
 MAX_NAMED = 3  # regressed metrics named in a refusal
