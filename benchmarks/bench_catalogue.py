@@ -16,7 +16,7 @@ import typer
 from typer.testing import CliRunner
 
 from clineval.catalogue.entries import CATALOGUE
-from clineval.cli.eval_commands import register
+from clineval.cli.commands.eval_commands import register
 from clineval.testing import Script
 from clineval.testing.process import running_server_process
 

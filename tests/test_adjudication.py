@@ -21,7 +21,7 @@ from clineval.testing import Rule, Script
 from clineval.text.names.diagnosis_vocab import load_vocabulary
 from clineval.text.names.equivalence import equivalent
 from clineval.view import security
-from clineval.view.adjudication import (
+from clineval.view.review.adjudication import (
     AdjudicationError,
     adjudicated_metrics,
     history,
@@ -29,10 +29,10 @@ from clineval.view.adjudication import (
     record,
     vocabulary_document,
 )
-from clineval.view.agreement import run_agreement
-from clineval.view.review_items import ReviewItem, items_for
-from clineval.view.review_queue import review_queue
-from clineval.view.review_routes import environment, routes
+from clineval.view.review.agreement import run_agreement
+from clineval.view.review.items import ReviewItem, items_for
+from clineval.view.review.queue import review_queue
+from clineval.view.review.routes import environment, routes
 from clineval.view.urls import case_link, link
 from tests.cli_helpers import write_small_suite
 from tests.conftest import StartServer
@@ -217,7 +217,7 @@ def test_ddx_corrections_export_as_a_vocabulary(runs: tuple[str, dict[str, str]]
     out, vocab_file = tmp_path / "adj.jsonl", tmp_path / "vocab.yaml"
     import typer
 
-    from clineval.cli.adjudication_commands import register
+    from clineval.cli.commands.adjudication_commands import register
 
     app = typer.Typer()
     register(app)

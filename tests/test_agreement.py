@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 import pytest
 from statsmodels.stats.inter_rater import cohens_kappa as sm_kappa  # type: ignore[import-untyped]
 
-from clineval.view.adjudication import Adjudication
-from clineval.view.agreement import Z95, agreement_rows, cohens_kappa, kappa_from_table, table
+from clineval.view.review.adjudication import Adjudication
+from clineval.view.review.agreement import Z95, agreement_rows, cohens_kappa, kappa_from_table, table
 
 
 def test_hand_computed_two_by_two() -> None:

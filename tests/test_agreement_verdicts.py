@@ -19,8 +19,8 @@ from starlette.testclient import TestClient
 from statsmodels.stats.inter_rater import cohens_kappa as sm_kappa  # type: ignore[import-untyped]
 
 from clineval.store import ResultStore
-from clineval.view.adjudication import Adjudication, record
-from clineval.view.agreement import MIN_N_INTERVAL, agreement_rows, kappa_from_table
+from clineval.view.review.adjudication import Adjudication, record
+from clineval.view.review.agreement import MIN_N_INTERVAL, agreement_rows, kappa_from_table
 from clineval.view.urls import link
 from tests.test_adjudication import mcq_run
 

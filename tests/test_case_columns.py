@@ -20,8 +20,8 @@ from clineval.core.helpers.columns import columns_of
 from clineval.metrics.aggregate import aggregate_columns
 from clineval.metrics.basic import Accuracy, LabelRate
 from clineval.releases import gate as releases
-from clineval.report.cases import failures_by_kind, pick_cases
-from clineval.report.run_cases import pick_keys, run_failures
+from clineval.report.sections.cases import failures_by_kind, pick_cases
+from clineval.report.sections.run_cases import pick_keys, run_failures
 from clineval.runs import run as api
 from clineval.runs.stored import PLAN_KEY, open_run, read_totals, summary_plan
 from clineval.store import ResultStore

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from clineval.catalogue.build import default_data_dir, suite_mapping
 from clineval.catalogue.entries import CATALOGUE
 from clineval.catalogue.models import PROVIDERS, parse_model
-from clineval.cli.eval_commands import register
+from clineval.cli.commands.eval_commands import register
 from clineval.config import load_suite
 from clineval.core.errors import UserInputError
 from clineval.datasets import DATASETS, sample_cases

@@ -18,7 +18,7 @@ from clineval.catalogue import build
 from clineval.catalogue.build import data_source, task_mapping
 from clineval.catalogue.entries import get_entries
 from clineval.catalogue.models import parse_model
-from clineval.cli.eval_commands import register
+from clineval.cli.commands.eval_commands import register
 from clineval.core.errors import UserInputError
 
 

@@ -83,7 +83,7 @@ def test_a_lazy_name_imports_only_its_module() -> None:
         "import sys\n"
         "from clineval.core import UserInputError\n"
         "from clineval.report import print_runs_table\n"
-        "heavy = ('clineval.core.case', 'clineval.report.html', 'jinja2')\n"
+        "heavy = ('clineval.core.case', 'clineval.report.formats.html', 'jinja2')\n"
         "print(sorted(m for m in heavy if m in sys.modules))"
     )
     assert out == "[]"

@@ -163,7 +163,7 @@ def test_import_round_trip_and_compare(logs: dict[str, Path], tmp_path: Path) ->
 
 
 def _cli() -> typer.Typer:
-    from clineval.cli import import_commands
+    from clineval.cli.commands import import_commands
 
     app = typer.Typer()
 

@@ -12,7 +12,7 @@ import pytest
 from clineval.core import ComponentSpec, SuiteSpec, TaskSpec
 from clineval.view.dataset_names import dataset_name
 from clineval.view.queries import RunRow
-from clineval.view.render_board import build_board
+from clineval.view.renderers.board import build_board
 
 MEDQA = "/data/medqa_usmle_4opt/phrases_no_exclude_test.jsonl"
 

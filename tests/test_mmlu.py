@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from clineval.catalogue.build import task_mapping
 from clineval.catalogue.entries import CATALOGUE, MMLU_TEST_SIZES, get_entries
 from clineval.catalogue.models import parse_model
-from clineval.cli.eval_commands import register
+from clineval.cli.commands.eval_commands import register
 from clineval.core.errors import DataFileError
 from clineval.datasets import DATASETS
 from clineval.datasets.hf import UnpinnedRevisionWarning

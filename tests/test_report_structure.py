@@ -29,7 +29,7 @@ from clineval.core import (
 )
 from clineval.datasets.registry import DATASETS
 from clineval.report import ReportContext, build_report, print_run_summary, render_html, render_markdown
-from clineval.report.cases import case_fields
+from clineval.report.sections.cases import case_fields
 from clineval.runs import run as api
 
 ROOT = Path(__file__).resolve().parents[1]

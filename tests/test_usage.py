@@ -11,9 +11,9 @@ import pytest
 from clineval.analysis.usage import Price, UsageTotals, cost, load_prices
 from clineval.core.errors import DataFileError
 from clineval.core.output import Usage
-from clineval.report.html import render_html
-from clineval.report.json_report import build_report
-from clineval.report.markdown import render_markdown
+from clineval.report.formats.html import render_html
+from clineval.report.formats.json_report import build_report
+from clineval.report.formats.markdown import render_markdown
 from clineval.runs import run as api
 from clineval.testing import Reply, Rule, Script
 from tests.cli_helpers import clineval

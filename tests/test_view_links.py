@@ -21,7 +21,7 @@ from starlette.testclient import TestClient
 from clineval.runs import run as api
 from clineval.store import ResultStore
 from clineval.view import create_app
-from clineval.view.adjudication import history
+from clineval.view.review.adjudication import history
 from clineval.view.urls import case_link, link, visible
 
 TASKS = ("mmlu/anatomy", "t?#%/..", "ünï task")

@@ -16,7 +16,7 @@ from starlette.testclient import TestClient
 
 from clineval.store import ResultStore
 from clineval.view import create_app
-from clineval.view.adjudication import LIMITS, history, record
+from clineval.view.review.adjudication import LIMITS, history, record
 from clineval.view.urls import case_link, link
 from tests.backends import backend_url
 from tests.test_adjudication import mcq_run

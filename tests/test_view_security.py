@@ -24,7 +24,7 @@ from clineval.cli.main import app as cli
 from clineval.runs import run as api
 from clineval.store import ResultStore
 from clineval.view import create_app
-from clineval.view.adjudication import history
+from clineval.view.review.adjudication import history
 from clineval.view.security import CSRF_FIELD, check_csrf, csrf_token, is_loopback
 from clineval.view.urls import case_link, link
 

@@ -16,7 +16,7 @@ from starlette.testclient import TestClient
 
 from clineval.runs import run as api
 from clineval.view import create_app
-from clineval.view.render_case import OUTPUT_LIMIT
+from clineval.view.renderers.case import OUTPUT_LIMIT
 from clineval.view.security import SECURITY_HEADERS
 from clineval.view.urls import case_link, link
 from tests.cli_helpers import clineval, write_small_suite

@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from clineval.cli import (
+from clineval.cli import progress
+from clineval.cli.commands import (
     adjudication_commands,
     audit_commands,
     eval_commands,
     import_commands,
     pipeline_commands,
-    progress,
     release_commands,
     shard_commands,
     store_commands,

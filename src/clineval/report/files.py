@@ -16,10 +16,10 @@ from pathlib import Path
 from clineval.core import GateDecision, RunResult
 from clineval.core.errors import UserInputError
 from clineval.report.context import EMPTY, ReportContext
-from clineval.report.html import render_html
-from clineval.report.json_report import report_json_text
-from clineval.report.markdown import render_markdown
-from clineval.report.results_jsonl import write_results_jsonl
+from clineval.report.formats.html import render_html
+from clineval.report.formats.json_report import report_json_text
+from clineval.report.formats.markdown import render_markdown
+from clineval.report.formats.results_jsonl import write_results_jsonl
 
 
 def _write_text(path: Path, text: str) -> None:

@@ -166,8 +166,8 @@ eval_results = Table(
     Index("ix_eval_results_trend", "tenant_id", "metric_name", "timestamp"),
 )
 
-# Clinician adjudications of automated verdicts (clineval.view.adjudication): append-only, never updated;
-# the newest row per (run, task, case, item, reviewer) is that reviewer's current verdict.
+# Clinician adjudications of automated verdicts (clineval.view.review.adjudication): append-only, never
+# updated; the newest row per (run, task, case, item, reviewer) is that reviewer's current verdict.
 adjudications = Table(
     "adjudications",
     metadata,

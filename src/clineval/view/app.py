@@ -1,7 +1,7 @@
 """The ``clineval view`` ASGI app: Starlette routes over one store, Jinja2 pages (autoescaped).
 
 Every link a page writes comes from ``clineval.view.urls.link`` (ids in the query string, percent-encoded;
-the module says why). Adjudication lives in another module: when ``clineval.view.review_routes`` exists, its
+the module says why). Adjudication lives in another module: when ``clineval.view.review.routes`` exists, its
 ``routes(store_url)`` are mounted beside these, and the case page includes ``review/panel.html.j2`` if that
 template exists.
 """
@@ -23,7 +23,7 @@ from starlette.staticfiles import StaticFiles
 
 from clineval.store import ResultStore
 from clineval.view import pages, pages_cases, pages_compare
-from clineval.view.adjudication import LIMITS
+from clineval.view.review.adjudication import LIMITS
 from clineval.view.security import GuardMiddleware, csrf_field, new_secret
 from clineval.view.urls import PATHS, case_link, legacy_routes, link, visible
 
@@ -66,7 +66,7 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 def _review_routes(store_url: str) -> list[BaseRoute]:
     try:
-        from clineval.view import review_routes  # type: ignore[attr-defined,unused-ignore]
+        from clineval.view.review import routes as review_routes  # type: ignore[attr-defined,unused-ignore]
     except ImportError:
         return []
     return list(review_routes.routes(store_url))

@@ -12,7 +12,9 @@ from clineval.core import RUN_TYPES, RunNotFoundError
 from clineval.report.systems import rule_for, task_system_names
 from clineval.store import ResultStore
 from clineval.store.tables import RUN_STATUSES
-from clineval.view import queries, render, render_tiers
+from clineval.view import queries
+from clineval.view.renderers import runs as render
+from clineval.view.renderers import tiers as render_tiers
 
 SORTS = {
     "created": lambda r: r.created_at.timestamp() if r.created_at else 0.0,
@@ -145,8 +147,8 @@ def _review_context(request: Request, run_id: str) -> dict[str, Any]:
     if not getattr(request.app.state, "review_installed", False):
         return {}
     try:
-        from clineval.view.adjudication import adjudicated_metrics
-        from clineval.view.agreement import run_agreement
+        from clineval.view.review.adjudication import adjudicated_metrics
+        from clineval.view.review.agreement import run_agreement
     except ImportError:
         return {}
     store = store_of(request)

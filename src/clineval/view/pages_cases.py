@@ -10,10 +10,11 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
 from clineval.core import CaseResult, SuiteSpec
-from clineval.report.cases import classify, excerpt
-from clineval.view import queries, queries_inputs, render_case
+from clineval.report.sections.cases import classify, excerpt
+from clineval.view import queries, queries_inputs
 from clineval.view.pages import required, resolve, store_of
 from clineval.view.params import int_param
+from clineval.view.renderers import case as render_case
 from clineval.view.security import csrf_field
 
 EXCERPT_CHARS = 140
@@ -174,7 +175,7 @@ def _history(request: Request, run_id: str, task_id: str, case_id: str) -> list[
     if not getattr(request.app.state, "review_installed", False):
         return []
     try:
-        from clineval.view.adjudication import history
+        from clineval.view.review.adjudication import history
     except ImportError:
         return []
     return history(store_of(request), run_id, task_id, case_id)

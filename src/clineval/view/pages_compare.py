@@ -8,8 +8,10 @@ from starlette.responses import Response
 
 from clineval.core import UserInputError
 from clineval.report.formatting import fmt_value, is_proportion
-from clineval.view import queries, queries_trends, render_board, render_trends
+from clineval.view import queries, queries_trends
 from clineval.view.pages import resolve, store_of
+from clineval.view.renderers import board as render_board
+from clineval.view.renderers import trends as render_trends
 
 MAX_CHANGES = 500
 

@@ -1,5 +1,5 @@
 """The adjudications table: clinicians' reviews of automated verdicts, append-only
-(``clineval.view.adjudication``).
+(``clineval.view.review.adjudication``).
 
 Revision ID: 0004
 Revises: 0003

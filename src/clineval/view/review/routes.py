@@ -28,7 +28,8 @@ from starlette.routing import Route
 from clineval.core import RunNotFoundError, UserInputError
 from clineval.store import ResultStore
 from clineval.view import queries, security
-from clineval.view.adjudication import (
+from clineval.view.params import int_param
+from clineval.view.review.adjudication import (
     LIMITS,
     AdjudicationError,
     adjudicated_metrics,
@@ -36,13 +37,12 @@ from clineval.view.adjudication import (
     load_case,
     record,
 )
-from clineval.view.agreement import run_agreement
-from clineval.view.params import int_param
-from clineval.view.review_items import items_for
-from clineval.view.review_queue import QUEUE_KINDS, review_queue
+from clineval.view.review.agreement import run_agreement
+from clineval.view.review.items import items_for
+from clineval.view.review.queue import QUEUE_KINDS, review_queue
 from clineval.view.urls import PATHS, case_link, link, visible
 
-TEMPLATES = Path(__file__).parent / "templates"
+TEMPLATES = Path(__file__).parents[1] / "templates"
 
 
 @cache

@@ -36,12 +36,7 @@ from sqlalchemy import Text, insert, select, type_coerce
 from clineval.core import CaseResult, UserInputError
 from clineval.store import ResultStore
 from clineval.store.tables import adjudications, case_results, loads, utc, utcnow
-from clineval.view.review_items import (
-    UNPARSED,
-    VERDICTS,
-    ReviewItem,
-    items_for,
-)
+from clineval.view.review.items import UNPARSED, VERDICTS, ReviewItem, items_for
 
 
 class AdjudicationError(UserInputError):

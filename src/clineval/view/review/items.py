@@ -1,6 +1,7 @@
 """What can be reviewed on a stored case: one :class:`ReviewItem` per automated verdict (MCQ answer, DDx
 equivalence pair, tier-1 check, tier-3 rule, judge dimension, other correct/incorrect label), read from the
-scorers' breakdowns. The table of kinds, keys and corrected values is in ``clineval.view.adjudication``.
+scorers' breakdowns. The table of kinds, keys and corrected values is in
+``clineval.view.review.adjudication``.
 """
 
 from __future__ import annotations

@@ -47,8 +47,8 @@ from itertools import combinations
 from typing import Any
 
 from clineval.store import ResultStore
-from clineval.view.adjudication import Adjudication, current, history
-from clineval.view.review_items import GRADES, UNPARSED
+from clineval.view.review.adjudication import Adjudication, current, history
+from clineval.view.review.items import GRADES, UNPARSED
 
 Z95 = 1.959963984540054
 WEIGHTS = ("none", "linear", "quadratic")

@@ -7,16 +7,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from clineval.core import ComponentSpec, GateDecision, RunResult, TaskSpec
-from clineval.report.banners import failure_banners
 from clineval.report.context import EMPTY, ReportContext
 from clineval.report.formatting import COUNT_KEYS, jsonable_dict, task_ids
-from clineval.report.gate_section import gates_json
-from clineval.report.model_comparison import Comparison, comparisons
-from clineval.report.run_cases import run_failures
+from clineval.report.sections.banners import failure_banners
+from clineval.report.sections.gate_section import gates_json
+from clineval.report.sections.model_comparison import Comparison, comparisons
+from clineval.report.sections.run_cases import run_failures
+from clineval.report.sections.tiers import TierView, run_tiers
+from clineval.report.sections.usage_lines import usage_lines
+from clineval.report.sections.view import run_warnings
 from clineval.report.systems import overall_rule, stored_by_system
-from clineval.report.tiers import TierView, run_tiers
-from clineval.report.usage_lines import usage_lines
-from clineval.report.view import run_warnings
 
 REPORT_VERSION = 1
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from clineval.core import CaseResult, UserInputError
 from clineval.store import ResultStore
-from clineval.view.adjudication import reviewed_cases
+from clineval.view.review.adjudication import reviewed_cases
 
 QUEUE_KINDS = ("unparsed", "judge_disagreement", "errors", "random")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from markupsafe import Markup, escape
 
 from clineval.report.formatting import fmt_interval, fmt_value, is_proportion
-from clineval.report.view import StratumRow, StratumTable
+from clineval.report.sections.view import StratumRow, StratumTable
 
 LABEL_W, BAR_W, VALUE_W, ROW_H, BAR_H, TOP, BOTTOM = 220, 320, 190, 26, 14, 8, 26
 LABEL_CHARS = 28

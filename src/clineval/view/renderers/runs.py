@@ -11,10 +11,10 @@ from typing import Any
 from markupsafe import Markup
 
 from clineval.core import MetricValue, SuiteSpec, TaskAggregate, TaskSpec
-from clineval.report.charts import stratum_chart
 from clineval.report.formatting import headline_metrics, interval, is_number
+from clineval.report.sections.charts import stratum_chart
+from clineval.report.sections.view import StratumTable, TaskView, task_view
 from clineval.report.systems import system_groups, system_name
-from clineval.report.view import StratumTable, TaskView, task_view
 
 FAILURE_LABELS = frozenset({"failed", "scorer_error", "judge_error", "ungraded"})
 BANNER_SHARE = 0.5
@@ -77,9 +77,9 @@ def task_views(aggregates: Mapping[str, Any], order: list[str]) -> list[tuple[Ta
 
 
 def scorecards(suite: SuiteSpec, aggregates: Mapping[str, TaskAggregate]) -> dict[str, list[Any]]:
-    """``task -> tier views`` (``clineval.report.tiers``) for tasks whose scorers declare a tier."""
+    """``task -> tier views`` (``clineval.report.sections.tiers``) for tasks whose scorers declare a tier."""
     try:
-        from clineval.report.tiers import build_tiers
+        from clineval.report.sections.tiers import build_tiers
         from clineval.runs.run import scorers_for
 
         built = scorers_for(suite)

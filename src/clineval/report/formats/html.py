@@ -8,14 +8,14 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from clineval.core import GateDecision, RunResult
-from clineval.report.charts import stratum_charts
-from clineval.report.combined_view import build_combined_view
-from clineval.report.comparison_chart import comparison_chart
 from clineval.report.context import EMPTY, ReportContext
-from clineval.report.gate_section import gate_views
-from clineval.report.view import build_view
+from clineval.report.sections.charts import stratum_charts
+from clineval.report.sections.combined_view import build_combined_view
+from clineval.report.sections.comparison_chart import comparison_chart
+from clineval.report.sections.gate_section import gate_views
+from clineval.report.sections.view import build_view
 
-TEMPLATES = Path(__file__).parent / "templates"
+TEMPLATES = Path(__file__).parents[1] / "templates"
 MAX_SAMPLES = 50
 
 

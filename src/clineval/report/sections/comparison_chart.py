@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from markupsafe import Markup, escape
 
-from clineval.report.charts import domain, ticks
 from clineval.report.formatting import is_proportion
-from clineval.report.model_comparison import Comparison
+from clineval.report.sections.charts import domain, ticks
+from clineval.report.sections.model_comparison import Comparison
 
 LABEL_W, BAR_W, VALUE_W, BAR_H, GAP, TOP, BOTTOM, LEGEND_H = 220, 320, 190, 14, 12, 8, 26, 22
 LABEL_CHARS, LEGEND_CHARS = 28, 40

@@ -7,8 +7,15 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from clineval.report.cases import _WRONG_LABELS, KINDS, classify, failures_by_kind, in_turn, pick_cases
 from clineval.report.context import ReportContext
+from clineval.report.sections.cases import (
+    _WRONG_LABELS,
+    KINDS,
+    classify,
+    failures_by_kind,
+    in_turn,
+    pick_cases,
+)
 
 if TYPE_CHECKING:
     import numpy as np

@@ -1,5 +1,5 @@
 """``clineval adjudications RUN_ID --out FILE.jsonl [--vocabulary FILE.yaml]``: export a run's clinician
-reviews (``clineval.view.adjudication``), and its DDx equivalence corrections as a vocabulary file that
+reviews (``clineval.view.review.adjudication``), and its DDx equivalence corrections as a vocabulary file that
 ``load_vocabulary(extra_synonyms=...)`` and a suite's ``extra_synonyms`` accept."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def adjudications_command(
     import yaml
 
     from clineval.store import ResultStore
-    from clineval.view.adjudication import export_records, history, vocabulary_document
+    from clineval.view.review.adjudication import export_records, history, vocabulary_document
 
     with ResultStore(store, must_exist=True) as opened:
         full = opened.resolve_run_id(run_id)

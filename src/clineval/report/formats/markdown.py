@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from clineval.core import GateDecision, RunResult
-from clineval.report.combined_view import build_combined_view, combined_markdown
 from clineval.report.context import EMPTY, ReportContext
 from clineval.report.formatting import MISSING
-from clineval.report.gate_section import GateView, gate_views
 from clineval.report.md_text import md_inline
-from clineval.report.view import MetricLine, ReportView, TaskView, build_view
+from clineval.report.sections.combined_view import build_combined_view, combined_markdown
+from clineval.report.sections.gate_section import GateView, gate_views
+from clineval.report.sections.view import MetricLine, ReportView, TaskView, build_view
 
 
 def cell(text: object) -> str:

@@ -13,7 +13,7 @@ from clineval.core import RunInfo, RunResult
 from clineval.report.context import EMPTY, ReportContext
 from clineval.report.formatting import MISSING, union_in_order
 from clineval.report.layout import Col, fitted_table, print_block, print_pairs
-from clineval.report.view import ReportView, StratumTable, TaskView, build_view
+from clineval.report.sections.view import ReportView, StratumTable, TaskView, build_view
 
 _STATUS_STYLE = {
     "finished": "green",

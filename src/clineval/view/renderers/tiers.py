@@ -22,8 +22,8 @@ from clineval.report.formatting import (
     other_metrics,
 )
 from clineval.report.formatting import headline_metrics as _headline
-from clineval.report.tiers import APPLICABLE_PREFIX, RULE_PREFIX, TierView
-from clineval.report.view import TaskView
+from clineval.report.sections.tiers import APPLICABLE_PREFIX, RULE_PREFIX, TierView
+from clineval.report.sections.view import TaskView
 
 COUNT_KEYS = ("n", "n_failed", "n_unscored")
 

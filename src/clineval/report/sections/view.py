@@ -7,9 +7,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from clineval.core import MetricValue, RunResult, TaskAggregate
-from clineval.report.banners import failure_banners
-from clineval.report.case_inputs import case_inputs
-from clineval.report.cases import SampleCase, sample_cases
 from clineval.report.context import EMPTY, ReportContext
 from clineval.report.formatting import (
     chart_metric,
@@ -25,11 +22,14 @@ from clineval.report.formatting import (
     task_ids,
     union_in_order,
 )
-from clineval.report.model_comparison import Comparison, comparisons
-from clineval.report.run_cases import run_failure_messages, run_failures, run_picks
+from clineval.report.sections.banners import failure_banners
+from clineval.report.sections.case_inputs import case_inputs
+from clineval.report.sections.cases import SampleCase, sample_cases
+from clineval.report.sections.model_comparison import Comparison, comparisons
+from clineval.report.sections.run_cases import run_failure_messages, run_failures, run_picks
+from clineval.report.sections.tiers import TierView, run_tiers
+from clineval.report.sections.usage_lines import usage_lines
 from clineval.report.systems import overall_rule
-from clineval.report.tiers import TierView, run_tiers
-from clineval.report.usage_lines import usage_lines
 
 
 @dataclass(frozen=True)
