@@ -3,7 +3,7 @@
     .venv/bin/python scripts/classify_datasets.py [--data ../shared/data] [--labels NAME=FILE[,FILE...] ...]
         [--errors] [--rules FILE]
 
-Prints Markdown (docs/question_types.md, "Classifier", is made of it):
+Prints Markdown (docs/mcq/question_types.md, "Classifier", is made of it):
 
 - the type distribution (count, %) of the 1,273 MedQA (USMLE, 4 options) test questions and the 4,183
   MedMCQA dev questions, classified with the gold answer (MedQA ``answer_idx``; MedMCQA ``"ABCD"[cop-1]``)

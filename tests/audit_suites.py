@@ -1,4 +1,4 @@
-"""The suites the metric robustness audit is tested on: one per built-in task type (docs/audit.md's table
+"""The suites the metric robustness audit is tested on: one per built-in task type (docs/runs/audit.md's table
 is ``scripts/audit_table.py`` over the same suites, samples and seeds).
 
 Every suite names the task's real dataset and scorers (the catalogue's, or the example suite's); its system

@@ -1,8 +1,8 @@
-"""The metric robustness audit on every built-in task type (issue 22 item 1; docs/audit.md).
+"""The metric robustness audit on every built-in task type (issue 22 item 1; docs/runs/audit.md).
 
 Each test audits the task type's suite (tests/audit_suites.py: real data, the catalogue's or example's
 scorers) and requires that no stand-in inflates a gating metric, except the findings listed in KNOWN: each
-is a metric a degenerate system can raise today, reported with its numbers in docs/audit.md ("Findings").
+is a metric a degenerate system can raise today, reported with its numbers in docs/runs/audit.md ("Findings").
 A new inflation fails the test; so does a known one that is fixed (then remove it from KNOWN).
 """
 
@@ -22,7 +22,7 @@ from tests.audit_suites import BY_NAME
 from tests.conftest import StartServer
 from tests.helpers import SHARED_DATA, shared_data
 
-# DDx (issue 22): nothing known. The audit's four DDx findings are fixed in the scoring (docs/ddx_scoring.md):
+# DDx (issue 22): nothing known. The audit's four DDx findings are fixed in the scoring (docs/ddx/ddx_scoring.md):
 # a list is scored on its first max_differential (10) diagnoses (every_option), an exclusion needs support
 # (all_excluded: the status alone, or a turn ruling each out, with each put forward first, is none; the
 # diagnosis must be put forward citing a finding of the case, or ruled out with one), a quotation of the case
@@ -30,9 +30,9 @@ from tests.helpers import SHARED_DATA, shared_data
 # (alternatives_cant_miss), and a shotgun of treatments counts for none (treat_everything).
 KNOWN: dict[str, set[tuple[str, str, str]]] = {
     "ddx": set(),
-    # Four-tier (issue 22): nothing known. Adherence requires specificity (docs/tier3_guidelines.md), a
-    # guideline citation relevance to its action (docs/retrieval.md); the tier-1 presence and recall figures
-    # and evidence type coverage are tracked beside the robust metrics that gate (docs/tier1_checks.md).
+    # Four-tier (issue 22): nothing known. Adherence requires specificity (docs/cds/tier3_guidelines.md), a
+    # guideline citation relevance to its action (docs/cds/retrieval.md); the tier-1 presence and recall figures
+    # and evidence type coverage are tracked beside the robust metrics that gate (docs/cds/tier1_checks.md).
     "four_tier": set(),
 }
 # What a stand-in still raises among the tracked metrics of the golden set, each with the metric that gates

@@ -1,5 +1,5 @@
 """The four-tier metrics a knows-nothing system cannot raise (issue 22; the audit's CDS findings 5-9 in
-docs/audit.md), each checked on hand-built cases with hand-computed values:
+docs/runs/audit.md), each checked on hand-built cases with hand-computed values:
 
 * tier 3: adherence requires specificity (off-target rule actions <= max(2, on-target));
 * tier 2: a guideline citation counts when cited and relevant to its action;

@@ -271,7 +271,7 @@ def test_every_packaged_mapping_names_a_metric_a_builtin_scorer_emits() -> None:
 
 
 def test_only_gating_metrics_enter_the_packaged_combined_score() -> None:
-    """A tracked metric is one a degenerate stand-in can raise (docs/audit.md) or a component of one that
+    """A tracked metric is one a degenerate stand-in can raise (docs/runs/audit.md) or a component of one that
     gates: weighting it into the headline would let the headline be raised the same way."""
     from clineval.analysis.gate_roles import rule_for
 
@@ -338,7 +338,7 @@ def test_suite_report_warnings_and_cli_recompute(tmp_path: Path) -> None:
     assert strict.returncode == 2 and strict.stdout == ""
     assert [line for line in strict.stderr.splitlines() if line.strip()] == [
         "error: combined_score (strict): task t has no metric for the weighted category safety — weigh only "
-        "categories the task's scorers emit (docs/report_format.md#combined-score), or drop strict to "
+        "categories the task's scorers emit (docs/engine/report_format.md#combined-score), or drop strict to "
         "renormalise with a warning"
     ]
     bad = clineval("combined-score", run_id[:8], "--weights", "diagnostics", "--store", store, cwd=tmp_path)

@@ -1,5 +1,5 @@
 """An exclusion in the transcript needs support (issue 22, the audit's ``all_excluded`` turns;
-docs/ddx_scoring.md "What a knows-nothing system can no longer raise", rule 2): a ground truth ruled out
+docs/ddx/ddx_scoring.md "What a knows-nothing system can no longer raise", rule 2): a ground truth ruled out
 in the transcript is AE only when the diagnosis was considered first, put forward (named in no negated and
 no conditional scope) in an earlier sentence that cites a finding of the case, or when the ruling-out
 sentence itself gives a finding of the case as its reason. Otherwise it is an FN saying why. By hand.

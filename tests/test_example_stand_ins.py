@@ -134,5 +134,5 @@ def test_run_four_tier_writes_no_tracked_file_unless_asked(tmp_path: Path) -> No
     )
     assert (
         hashlib.sha256(doc.read_bytes()).hexdigest() == before
-    )  # before: docs/four_tier_example.md rewritten
+    )  # before: docs/cds/four_tier_example.md rewritten
     assert done.stderr.strip().splitlines()[-1] == "written: four-tier-example/four_tier_example.md"

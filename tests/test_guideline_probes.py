@@ -1,5 +1,5 @@
 """Probe tables for the guideline rules v2 (issue 12 item 5): per rule, patients and recommendations whose
-outcome was worked out by hand from the guideline the rule quotes (docs/tier3_guidelines.md):
+outcome was worked out by hand from the guideline the rule quotes (docs/cds/tier3_guidelines.md):
 
 * correct recommendations that must pass (each allowed alternative, each jurisdiction where they differ),
 * incomplete or unsafe ones that must fail (each forbidden action), with exactly what is missing/forbidden,

@@ -6,7 +6,7 @@ one ("You are a helpful assistant." for the chat models, temperature 0.5, max_to
 ``openai`` system sends the case's conversation the same way (the prompt template adds only its system
 message), ``conversation: text`` keeps the flattened single user message, judge prompts are unaffected,
 the ``http`` system sends the conversation inside the case input, and the response cache key is the
-request, messages included. The request bodies shown in docs/tier4_judge.md are asserted here verbatim.
+request, messages included. The request bodies shown in docs/judging/tier4_judge.md are asserted here verbatim.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def send_all(options: dict[str, Any], cases: list[Case], srv: Any) -> list[dict[
 
 
 def documented_bodies() -> list[dict[str, Any]]:
-    """The JSON request bodies shown in docs/tier4_judge.md, section "What the model receives"."""
+    """The JSON request bodies shown in docs/judging/tier4_judge.md, section "What the model receives"."""
     section = DOC.read_text(encoding="utf-8").split("### What the model receives", 1)[1].split("\n#", 1)[0]
     return [json.loads(block) for block in re.findall(r"```json\n(.*?)\n```", section, re.DOTALL)]
 

@@ -46,7 +46,7 @@ def test_decision_agreement(mod: ModuleType) -> None:
     # 199. PNH (generic 'Hemolytic Anemia') and type 2 diabetes ('Diabetes mellitus') are no longer TP and now
     # agree with LDDx's FN; 'Major Depressive Disorder' and 'Pneumonia' are broader than their ground truths
     # (LDDx TP); dehydration is TM-SM twice (IV fluids in the symptom-management round; LDDx has no TM-SM).
-    # docs/lddx_agreement.md judges every difference.
+    # docs/ddx/lddx_agreement.md judges every difference.
     # Then an exclusion in the transcript needs support (the audit's all_excluded turns): the diagnosis
     # put forward citing a finding of the case before it is ruled out, or the ruling-out sentence citing one.
     # Of the 38 transcript AE decisions 34 keep it; myasthenia gravis and bipolar disorder (LDDx AE),

@@ -16,7 +16,7 @@ from tests.cli_helpers import clineval, write_small_suite
 
 DDX_CAUSE = (
     "likely cause: outputs carry no structured differential: ask the model for JSON with a `differential` "
-    "list (see docs/ddx_scoring.md)"
+    "list (see docs/ddx/ddx_scoring.md)"
 )
 
 
@@ -77,7 +77,7 @@ def test_ddx_on_an_mcq_dataset_is_degraded(tmp_path: Path) -> None:
     assert (
         "warning: task t: scorer ddx could not score 20/20 cases (100%): no_reference 20 — likely cause: the "
         "dataset has no expected differential (reference.differential): `ddx` scores differential-diagnosis "
-        "datasets (see docs/ddx_scoring.md)"
+        "datasets (see docs/ddx/ddx_scoring.md)"
     ) in one_line
 
 

@@ -23,7 +23,7 @@ from tests.preflight_helpers import error_lines, free_port, medqa_data, run_cli,
 from tests.test_live_run import write_live_suite
 
 # Seconds, interpreter start-up included: far below the ~60 s a dead endpoint took through the circuit breaker
-# before pre-flight, with room for a loaded CI machine (measured: 1.5-2.1 s, docs/first_live_model.md).
+# before pre-flight, with room for a loaded CI machine (measured: 1.5-2.1 s, docs/runs/first_live_model.md).
 FAST = 20.0
 
 

@@ -23,7 +23,7 @@ from clineval.mcq.question_types import Classification, classify_question
 from tests.helpers import shared_data
 
 DATA = Path(__file__).parent / "data"
-# Correct labels with rules version 3 (docs/question_types.md, "Classifier"), with the gold answer and
+# Correct labels with rules version 3 (docs/mcq/question_types.md, "Classifier"), with the gold answer and
 # without it. Development (the version 3 rules were tuned on all 330): medqa_question_types = the 210 first
 # labels, heldout2 = 120 labels that were held out for version 2. heldout3 = 150 labels of an independent
 # annotator, scored once after version 3's tuning had ended. Exact counts: a change that moves them fails

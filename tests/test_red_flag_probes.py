@@ -1,5 +1,5 @@
 """Probe patients per red flag (issue 12 item 5): worked out by hand from the thresholds of
-docs/tier1_checks.md, not from the detector's output.
+docs/cds/tier1_checks.md, not from the detector's output.
 
 Each flag has >= 5 probe patients:
 - ``F(patient, good, bad)``: the flag must fire; ``good`` (a real escalation) must address it and ``bad``

@@ -63,7 +63,7 @@ def test_partition_is_deterministic_and_covers_every_case_once() -> None:
 
 
 def test_partition_values_are_pinned() -> None:
-    """The formula itself (docs/sharding.md): a change here re-partitions every stored sharded run."""
+    """The formula itself (docs/runs/sharding.md): a change here re-partitions every stored sharded run."""
     import hashlib
 
     digest = hashlib.sha256(b"medqa\x0042").hexdigest()

@@ -6,10 +6,10 @@ grade 4 to everything, so the tier-4 numbers show the plumbing, not a real model
 suite, and renders per-tier tables and per-condition adherence.
 
     python examples/cds_recommender/run_four_tier.py [--out DIR]      # DIR/four_tier_example.md
-    python examples/cds_recommender/run_four_tier.py --write-doc      # docs/four_tier_example.md
+    python examples/cds_recommender/run_four_tier.py --write-doc      # docs/cds/four_tier_example.md
 
 An example never writes a tracked file unless asked: by default the tables go to four-tier-example/ (in
-the current folder); ``--write-doc`` regenerates the repository's docs/four_tier_example.md.
+the current folder); ``--write-doc`` regenerates the repository's docs/cds/four_tier_example.md.
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ def render(run: RunResult) -> str:
                 ]
         lines.append("")
     lines += [
-        "What gates (a system that knows nothing cannot raise it: `clineval audit`, docs/audit.md): tier 1",
+        "What gates (a system that knows nothing cannot raise it: `clineval audit`, docs/runs/audit.md): tier 1",
         "`escalation_balanced_accuracy` (escalation recall and specificity averaged over every case; the",
         "recall figures `escalation_pass_rate` and `guardrail_recall` are tracked, escalating every case",
         "reaches 1.0) and `contraindications_specific_rate` (each drug checked against this patient's",

@@ -163,7 +163,7 @@ def run_clineval_shard(job: Mapping[str, Any], k: int) -> dict[str, Any]:
     run.
 
     ``job``: ``suite_path``, ``store_url``, ``run_id`` (the clineval run name), ``shards`` (N) and
-    ``concurrency`` (per shard: see docs/sharding.md). A suite or store clineval rejects raises
+    ``concurrency`` (per shard: see docs/runs/sharding.md). A suite or store clineval rejects raises
     :class:`PipelineConfigError` (not retryable); anything else propagates for the scheduler's retries
     (re-running a shard resumes it: it runs only its cases not stored yet).
     """

@@ -145,7 +145,7 @@ def sharded_suite_dag(
     ``$CLINEVAL_SHARD_STORE`` on the worker. The store must be one every worker reaches (PostgreSQL).
     ``run_id``: the clineval run name; None gives each DAG run its own (``"<dag_id>:<Airflow run id>"``),
     so a retried shard task resumes the same run. ``concurrency`` is per shard: for an endpoint that takes
-    T concurrent calls, pass T // shards (docs/sharding.md).
+    T concurrent calls, pass T // shards (docs/runs/sharding.md).
     """
     if shards < 1:
         raise ValueError(f"shards must be at least 1, not {shards}")

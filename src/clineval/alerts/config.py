@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from clineval.core.errors import UserInputError
 
-DOCS_HINT = "see docs/alerts.md"
+DOCS_HINT = "see docs/runs/alerts.md"
 
 
 def mask_url(url: str) -> str:

@@ -59,16 +59,16 @@ UNSCORED = (
 # (scorer, label) -> the likely cause, shown in the warning; (None, label) for any scorer
 CAUSES: dict[tuple[str | None, str], str] = {
     ("ddx", "no_differential"): "outputs carry no structured differential: ask the model for JSON with a "
-    "`differential` list (see docs/ddx_scoring.md)",
+    "`differential` list (see docs/ddx/ddx_scoring.md)",
     ("ddx", "no_reference"): "the dataset has no expected differential (reference.differential): `ddx` "
-    "scores differential-diagnosis datasets (see docs/ddx_scoring.md)",
+    "scores differential-diagnosis datasets (see docs/ddx/ddx_scoring.md)",
     ("mcq", "no_reference"): "the cases have no gold answer among their options: is this an MCQ dataset?",
     (None, "no_reference"): "the cases carry no reference this scorer needs: is it the right scorer for "
     "this dataset?",
     (None, "unparsed"): "no answer could be read from the outputs: ask for the option letter (or a JSON "
     "`answer`) and check the prompt",
-    (None, "no_patient"): "the cases have no input.data['patient'] record (see docs/tier3_guidelines.md)",
-    (None, "no_transcript"): "outputs carry no multi-agent transcript (see docs/process_metrics.md)",
+    (None, "no_patient"): "the cases have no input.data['patient'] record (see docs/cds/tier3_guidelines.md)",
+    (None, "no_transcript"): "outputs carry no multi-agent transcript (see docs/ddx/process_metrics.md)",
     (None, "no_reasoning"): "outputs carry no reasoning text",
     (None, "unscorable"): "the cases have no rubric items with positive points",
     (None, "no_judge"): "the task has no judge: add `judge:` to the task",

@@ -19,7 +19,7 @@ A metric's default role (:func:`default_role`):
 - tier 1 and 2 scorers: gate; tier 3: ``guideline_adherence`` gates, per-rule rates are tracked;
   tier 4 (LLM judge, rubric): tracked (the judge's noise is not a release criterion by default);
 - whatever the tier, a metric the table tracks is tracked: a number a degenerate system can raise
-  (``clineval audit``, docs/audit.md) never gates; each such rule names the robust metric that gates
+  (``clineval audit``, docs/runs/audit.md) never gates; each such rule names the robust metric that gates
   instead (tier 1: the contraindication presence check and escalation recall; tier 2: evidence type
   coverage);
 - untiered scorers (``mcq``, ``ddx``, ``cds_report``...): the table's role, which is ``gate`` for every
@@ -89,7 +89,7 @@ _COUNT = "a count"
 _PASS = "a tier-1 check's pass rate: every one must be >= baseline (four-tier design, tier 1)"
 _QUALITY = "a quality metric of the system"
 _JUDGED = "matched by an LLM judge: tracked like tier 4"
-_PROCESS = "a description of a multi-agent discussion, not a quality of the answer (docs/process_metrics.md)"
+_PROCESS = "a description of a multi-agent discussion, not a quality of the answer (docs/ddx/process_metrics.md)"
 _GAMEABLE = "a report listing every option maximises it"
 
 METRIC_RULES: tuple[MetricRule, ...] = (

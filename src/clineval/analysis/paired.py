@@ -122,7 +122,7 @@ def paired_bootstrap_ci(
     ``[c - u_n (c + H - L), c + u_n (H - L - c)]`` with ``u_n = z²/(n + z²)`` the Wilson upper bound of 0
     events in n (the chance that a further case's difference is not ``c``). For ``c = 0`` on [0, 1]
     values: ``[-u_n, u_n]``, e.g. ``[-0.0370, 0.0370]`` for n = 100 at 95%
-    (``clineval.metrics.intervals``; docs/gate.md).
+    (``clineval.metrics.intervals``; docs/releases/gate.md).
 
     When the differences take only ``k`` distinct values ``v_1 < ... < v_k`` with ``32 k <= n`` (binary
     outcomes: ``k <= 3``, ``b - a`` in {-1, 0, 1}), a resample is drawn as its counts instead of its

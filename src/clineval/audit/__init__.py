@@ -7,7 +7,7 @@ Per headline and gating metric the report gives each stand-in's value beside the
 of the empty and constant answers) and flags a stand-in that beats the baseline by more than its interval
 (``clineval.audit.model``). ``clineval audit SUITE``; ``audit_suite``, ``audit_task`` here; for tests of a
 user's own scorers ``clineval.testing.audit``. Stand-ins are a registry: ``register_standin``.
-Documentation and the table for every built-in task type: docs/audit.md.
+Documentation and the table for every built-in task type: docs/runs/audit.md.
 """
 
 from typing import TYPE_CHECKING

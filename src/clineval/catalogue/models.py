@@ -74,7 +74,7 @@ def parse_model(
 
 
 def provider_table() -> str:
-    """The providers as a Markdown table (the command help and docs/catalogue.md show it)."""
+    """The providers as a Markdown table (the command help and docs/runs/catalogue.md show it)."""
     rows = ["| provider | default base URL | API key variable |", "| --- | --- | --- |"]
     for p in PROVIDERS.values():
         url = f"${p.base_url_env}, else {p.default_base_url}" if p.base_url_env else p.default_base_url

@@ -243,7 +243,7 @@ def combined_score(
 ) -> None:
     """Recompute the weighted combined score of a stored run (nothing is re-run).
 
-    Every metric mapped to a weighted category enters it (docs/report_format.md, combined score); a
+    Every metric mapped to a weighted category enters it (docs/engine/report_format.md, combined score); a
     weighted category no metric of a task gives is a warning, or with --strict an error (exit 2)."""
     from clineval.metrics.combined import parse_weights
     from clineval.releases import gate as releases

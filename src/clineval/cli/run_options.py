@@ -174,14 +174,14 @@ RUN_OPTIONS: dict[str, Any] = {
         "--mlflow",
         str | None,
         "Log params, headline and per-stratum metrics with intervals, and the reports to this MLflow "
-        "tracking URI (e.g. sqlite:///mlflow.db; needs the mlflow extra; docs/mlflow.md).",
+        "tracking URI (e.g. sqlite:///mlflow.db; needs the mlflow extra; docs/integrations/mlflow.md).",
         metavar="URI",
     ),
     "prices": _option(
         "--prices",
         Path | None,
         "Price table YAML (model: {prompt_per_1k, completion_per_1k, currency}): the token cost per task in "
-        "the reports; see docs/usage.md.",
+        "the reports; see docs/engine/usage.md.",
         metavar="FILE",
     ),
     "quiet": progress.QuietOpt,

@@ -2,7 +2,7 @@
 BROADER; see ``clineval.ddx.classes``) and the LDDx metrics guide's scores (``ddx_scores``).
 
 The classification of one case is ``clineval.ddx.classify.classify_differential`` (re-exported here;
-rules in its docstring and docs/ddx_scoring.md): greedy equivalence matching of the system's items to the
+rules in its docstring and docs/ddx/ddx_scoring.md): greedy equivalence matching of the system's items to the
 ground truth (a name more general than a ground truth is never a hit), CAA only for alternatives a can't-miss
 turn supports with a finding of the case (``ddx_support``: a quotation of the case or a sentence naming
 many diagnoses supports none), AE from a supported ``status: excluded`` or a ruled-out mention, TM-SM for a

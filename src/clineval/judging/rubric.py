@@ -24,7 +24,7 @@ blank response (label ``empty``) is sent to the grader as written, and a failed 
 failure kind in ``breakdown["error"]``; a missing prediction is one) is sent as an empty reply (``""``,
 the assistant turn with no content); the case scores what the grader decides, by the same formula, and
 keeps its label. (Until issue 22 these scored 0 without a grader call: on a harsh grader, 64 of 304
-figures differed from the reference; docs/tier4_judge.md.) ``rubric_score`` and every
+figures differed from the reference; docs/judging/tier4_judge.md.) ``rubric_score`` and every
 ``rubric_score[<tag>]`` count these cases; ``rubric_score_answered`` is the clipped mean over the graded
 (answered, label ``graded``) cases only, and ``rubric_failed_rate`` / ``rubric_empty_rate`` say how many
 there were. A case whose grader

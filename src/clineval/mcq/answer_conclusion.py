@@ -1,7 +1,7 @@
 """Reading the answer from long free text that states it in words (GPT-4 / GPT-3.5 reasoning).
 
 Two readings, both measured on the published MIRAGE reasoning texts (the answer field removed, the
-field's letter as the reference; see ``docs/answer_extraction.md``):
+field's letter as the reference; see ``docs/mcq/answer_extraction.md``):
 
 - ``text_phrase``: the last "the answer is <text>" statement whose text names exactly one option
   ("Therefore, the answer is cisplatin."); conditional ("If ..., the answer would be no") and hedged

@@ -1,4 +1,4 @@
-"""Question-type classifier for MedQA / MedMCQA style questions (types and rules: docs/question_types.md).
+"""Question-type classifier for MedQA / MedMCQA style questions (types and rules: docs/mcq/question_types.md).
 
 ``classify_question(question, options, answer=...)`` returns ``Classification(type, rule, matched_on)``: the
 type, the id of the rule that decided it (from the rules file, so every label is explainable) and where it

@@ -78,7 +78,7 @@ def refuse_missing(found: Combined, spec: CombinedSpec, *, path: str | None = No
         f"{spec.name} (strict): task {task} has no metric for the weighted categor"
         f"{'ies' if len(missing) > 1 else 'y'} {', '.join(missing)}",
         path=path,
-        hint="weigh only categories the task's scorers emit (docs/report_format.md#combined-score), "
+        hint="weigh only categories the task's scorers emit (docs/engine/report_format.md#combined-score), "
         "or drop strict to renormalise with a warning",
     )
 

@@ -4,7 +4,7 @@
 name: acme-cds
 tenant: acme                       # default "default"
 store: sqlite:///.clineval/clineval.db   # optional; --store overrides
-alerts: {webhook_url: https://hooks.slack.com/services/..., smtp: {...}}   # optional (docs/alerts.md)
+alerts: {webhook_url: https://hooks.slack.com/services/..., smtp: {...}}   # optional (docs/runs/alerts.md)
 nightly:
   - name: tier1-production         # Tier 1 on last night's production recommendations
     suite: tier1_production.yaml

@@ -22,7 +22,7 @@ joined (Open-XDDx); the findings = the distinct values of ``reference.findings``
 ``salient_facts(vignette)``; the vignette = ``input.vignette`` or ``input.question``.
 The breakdown stores every component, the weights used, and the structure elements, cited findings,
 contradicted values and fallacy patterns detected. Definitions and the Open-XDDx validation:
-``docs/reasoning_quality.md``.
+``docs/quality/reasoning_quality.md``.
 """
 
 from __future__ import annotations

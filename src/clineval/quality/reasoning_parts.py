@@ -1,7 +1,7 @@
 """The five components of ReasoningQuality (``clineval.quality.reasoning``), as pure functions of text.
 
 Each returns a value in [0, 1] (``evidence_use`` None when there is nothing to cite); its formula is in
-its docstring and in ``docs/reasoning_quality.md``. Tokens are ``clineval.text.matching.match_tokens``
+its docstring and in ``docs/quality/reasoning_quality.md``. Tokens are ``clineval.text.matching.match_tokens``
 (case, accents, punctuation folded; "75mg" -> "75", "mg"); content tokens drop ``STOP_WORDS``
 (``clineval.text.stopwords``); stems are Snowball stems.
 """

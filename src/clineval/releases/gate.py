@@ -179,7 +179,7 @@ def _replaced_warnings(provenance: Mapping[str, Any], new: list[str]) -> dict[st
 
 
 # -- baselines and the gate ------------------------------------------------------------------------------
-GATE_ALPHA: float = _stat.ALPHA  # statistical mode defaults (docs/gate.md)
+GATE_ALPHA: float = _stat.ALPHA  # statistical mode defaults (docs/releases/gate.md)
 GATE_MARGIN: float = _stat.MARGIN
 
 
@@ -255,7 +255,7 @@ def gate_run(
     ``strict``: every gating metric ``candidate >= baseline``. ``statistical``: per-case-mean gating metrics
     regress only when ``delta < 0`` and (Holm-adjusted ``p < alpha`` or the 95% paired interval's upper
     bound ``< -margin``), paired on the cases of the baseline's run (which must still be stored and hold the
-    same case ids); other gating metrics keep the strict rule (docs/gate.md). A candidate that includes
+    same case ids); other gating metrics keep the strict rule (docs/releases/gate.md). A candidate that includes
     tuned-on cases (metadata ``split: train``...) is refused unless ``allow_tuned_cases``
     (:mod:`clineval.releases.heldout`).
     """
@@ -340,7 +340,7 @@ def _refuse_empty(result: GateResult, choice: RoleChoice) -> None:
     raise UserInputError(
         f"the gate of run {result.run_id} against baseline {result.baseline_name} "
         f"v{result.baseline_version} gates nothing: {why}",
-        hint="name metrics to gate with --metrics (docs/gate.md lists the defaults)",
+        hint="name metrics to gate with --metrics (docs/releases/gate.md lists the defaults)",
     )
 
 

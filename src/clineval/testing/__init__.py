@@ -1,6 +1,6 @@
 """Test helpers: a scripted OpenAI-compatible server on loopback (in-process or as a subprocess), what two
 runs of the same cases must agree on (``case_records``), and the metric robustness audit of your own
-scorers (``audit_scorers``, ``assert_not_inflated``: docs/audit.md).
+scorers (``audit_scorers``, ``assert_not_inflated``: docs/runs/audit.md).
 
 ``running_server`` lives in ``clineval.testing.openai_server``, which is not imported here so that
 ``python -m clineval.testing.openai_server`` runs cleanly.

@@ -8,7 +8,7 @@
         audit = audit_scorers(my_cases, [MyScorer()])
         assert_not_inflated(audit)
 
-``assert_not_inflated`` fails with one line per (metric, stand-in) a stand-in inflates (docs/audit.md for
+``assert_not_inflated`` fails with one line per (metric, stand-in) a stand-in inflates (docs/runs/audit.md for
 the rules), leaving out the pairs named in ``allowed`` (known findings, documented where they are kept).
 """
 

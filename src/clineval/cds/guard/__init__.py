@@ -11,7 +11,7 @@
 
 ``check`` never raises and does no I/O (scope terms and red flags are loaded at import or when a
 ``GuardConfig`` is built); it is fail-closed by default. A pure layer: imports only ``core`` and ``text``.
-See ``docs/tier1_checks.md``.
+See ``docs/cds/tier1_checks.md``.
 
 Names are imported lazily on first use (``clineval.core.helpers.lazy``), so importing the package is cheap.
 """

@@ -3,7 +3,7 @@
 A guideline row of the evidence table counts for ``guideline_citation_rate`` only when some recommended
 action cites it (its ``id`` is in the action's ``evidence_refs``) and the row is **relevant** to one of the
 actions citing it; any row typed ``guideline`` counted before, so two rows of constant text
-("Clinical practice guideline", "Guideline") passed every treatment query (docs/audit.md). Relevant means
+("Clinical practice guideline", "Guideline") passed every treatment query (docs/runs/audit.md). Relevant means
 either
 
 (a) **it names the guideline of a rule the action satisfies**: the action names an action of a rule of the

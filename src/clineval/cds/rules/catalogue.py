@@ -1,8 +1,8 @@
 """The action catalogue of a guideline ruleset: every action a rule names, and which rules name it.
 
 Tier 3 asks whether the applicable rules' actions are present; the catalogue answers the two questions
-that keep a shotgun recommendation from passing (docs/tier3_guidelines.md, "Specificity") and a generic
-citation from counting (docs/retrieval.md, "guideline_citation"):
+that keep a shotgun recommendation from passing (docs/cds/tier3_guidelines.md, "Specificity") and a generic
+citation from counting (docs/cds/retrieval.md, "guideline_citation"):
 
 * which catalogue actions a recommendation names, and whether each belongs to a condition the patient has
   (``clineval.cds.rules.specificity``);

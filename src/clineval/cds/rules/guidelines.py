@@ -1,7 +1,7 @@
 """``guideline_adherence`` (tier 3): does a CDS recommendation do what the applicable guideline rules expect?
 
 The rules (``cds/rules/data/guideline_rules.yaml``, see ``clineval.cds.rules.engine`` and
-``docs/tier3_guidelines.md``) are evaluated on the case's patient (``case.input.data["patient"]``) against
+``docs/cds/tier3_guidelines.md``) are evaluated on the case's patient (``case.input.data["patient"]``) against
 the recommendation's ``recommended_actions`` (and ``when_to_escalate`` for escalation rules). Without a
 structured output, the lines of ``output.text`` stand for the recommended actions.
 

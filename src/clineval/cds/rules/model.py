@@ -316,7 +316,7 @@ def _expand_terms(node: Any, terms: dict[str, list[Any]]) -> Any:
 
 
 # The packaged rulesets (``guideline_adherence: {ruleset: ...}``): the default v2 rules, and the four-tier
-# design's own rule table (docs/tier3_guidelines.md, "The design table ruleset").
+# design's own rule table (docs/cds/tier3_guidelines.md, "The design table ruleset").
 PACKAGED_RULESETS = {"v2": "guideline_rules.yaml", "design_table": "guideline_rules_design_table.yaml"}
 
 

@@ -36,7 +36,7 @@ Limits are not negations ("no more than 28% oxygen", "not exceeding 2 L", "no la
 only" and "whether or not". A synonym that itself carries a cue ("PCI not available", "no PCI-capable
 centre") is looked for in the whole clause (``rule_actions``).
 
-Known limits (documented in docs/tier3_guidelines.md): a comma list under a cue before it is read as one
+Known limits (documented in docs/cds/tier3_guidelines.md): a comma list under a cue before it is read as one
 scope ("no thrombolysis, UFH infusion" negates both: write "no thrombolysis; UFH infusion" or "... start
 UFH"); sarcasm, hypotheticals and negation across sentences are not read.
 """

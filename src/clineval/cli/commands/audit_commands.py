@@ -1,4 +1,4 @@
-"""``clineval audit SUITE``: can a system that knows nothing raise the suite's metrics? (docs/audit.md)
+"""``clineval audit SUITE``: can a system that knows nothing raise the suite's metrics? (docs/runs/audit.md)
 
 Exit codes: 0 no gating metric is inflated, 1 a stand-in inflates a gating metric, 2 bad input.
 """

@@ -1,5 +1,5 @@
 """Sharded runs on the command line: ``clineval run SUITE --shard K/N --run-id R`` (the options live on
-``run``; this module runs the shard and reports it) and ``clineval finalize R`` (docs/sharding.md)."""
+``run``; this module runs the shard and reports it) and ``clineval finalize R`` (docs/runs/sharding.md)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ ShardOpt = Annotated[
     str | None,
     typer.Option(
         help="Run only shard K of N (K/N, 0-based) of the suite's cases, into the run --run-id names; "
-        "any number of shards may run at once (docs/sharding.md).",
+        "any number of shards may run at once (docs/runs/sharding.md).",
     ),
 ]
 RunIdOpt = Annotated[

@@ -2,7 +2,7 @@
 
 ``credibility = (2.5·Insight + 1.5·Synthesis + 1.0·Action) × Professional Valence`` (LDDx metrics guide,
 GitHub Baglecake/Local-DDx ``METRICS_GUIDE.md``; component rules as its ``ddx_synthesis`` modules apply
-them, documented in ``docs/process_metrics.md``). Two schemes:
+them, documented in ``docs/ddx/process_metrics.md``). Two schemes:
 
 ``per_round`` (LDDx v6-v8; default): every turn is scored; an agent's score in a phase is the mean of its
 turns' scores there; its credibility is the mean over the phases it spoke in (bounded by 0..120).

@@ -17,7 +17,7 @@ TempoScore over the transcript's phases (NaN without a transcript). ``breakdown`
 [{diagnosis, score, voters}] and ``weighted_top1_same`` (None without votes). A turn's ``structured_data``
 extra (the system's own parse) is ignored unless ``use_structured_data`` is set: differentials are read
 from the text. Definitions in full:
-``docs/process_metrics.md``.
+``docs/ddx/process_metrics.md``.
 """
 
 from __future__ import annotations

@@ -63,7 +63,7 @@ def _comparison_json(comparison: Comparison) -> dict[str, Any]:
 
 def _overall(run: RunResult, tasks: list[str]) -> dict[str, Any]:
     """``overall_scores`` (the mean over tasks only when every task ran one system; with several, only the
-    counts, ``n_tasks`` and ``n_systems``), ``overall_by_system``, ``overall_note``: docs/report_format.md."""
+    counts, ``n_tasks`` and ``n_systems``), ``overall_by_system``, ``overall_note``: docs/engine/report_format.md."""
     rule = overall_rule(run, tasks)
     stored = stored_by_system(run.info.provenance)
     if rule.one_system:

@@ -20,7 +20,7 @@ type/grade/stage/class/degree/phase made arabic ("type II" -> "type 2").
 ``name_forms`` also adds a form without state words ("COPD exacerbation" -> "copd";
 ``name_normalisation.state_free``).
 
-Vocabulary files (YAML, see ``docs/diagnosis_vocabulary.md``)::
+Vocabulary files (YAML, see ``docs/ddx/diagnosis_vocabulary.md``)::
 
     version: 1
     groups:                                  # synonym groups: every member names the same diagnosis
