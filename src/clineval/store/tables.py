@@ -207,6 +207,43 @@ run_shards = Table(
     CheckConstraint("shard >= 0", name="ck_run_shards_range"),
 )
 
+# Judge qualifications (clineval.store.qualifications): one row per `clineval judge qualify`, append-only;
+# a run's judge is matched on judge_key (model + prompt + prompt hash + settings), the newest row applies.
+judge_qualifications = Table(
+    "judge_qualifications",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("qualification_id", String(64), nullable=False, unique=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("tenant_id", String(255), nullable=False, server_default="default"),
+    Column("judge_key", String(64), nullable=False),
+    Column("judge_model", String(255), nullable=False),
+    Column("served_model", String(255), nullable=True),
+    Column("judge_endpoint", Text, nullable=False, server_default=""),
+    Column("prompt", String(255), nullable=False),
+    Column("prompt_hash", String(64), nullable=False),
+    Column("settings", JSON, nullable=False),
+    Column("settings_hash", String(64), nullable=False),
+    Column("samples", SmallInteger, nullable=False),
+    Column("vote_samples", SmallInteger, nullable=True),
+    Column("seed", Integer, nullable=False),
+    Column("suite", Text, nullable=False),
+    Column("task_id", Text, nullable=False),
+    Column("labels_hash", String(64), nullable=False),
+    Column("labels_source", String(16), nullable=False),
+    Column("labels_ref", Text, nullable=False),
+    Column("n_labelled", Integer, nullable=False),
+    Column("reviewers", SmallInteger, nullable=False),
+    Column("thresholds", JSON, nullable=False),
+    Column("figures", JSON, nullable=False),
+    Column("qualified", Boolean, nullable=False),
+    Column("reasons", JSON, nullable=False),
+    Column("clineval_version", String(32), nullable=False),
+    CheckConstraint("labels_source IN ('file', 'adjudications')", name="ck_judge_qualifications_source"),
+    CheckConstraint("samples >= 2", name="ck_judge_qualifications_samples"),
+    Index("ix_judge_qualifications_key", "judge_key", "created_at"),
+)
+
 # partial: finalised with cases missing; interrupted: stopped (Ctrl-C, or its process died) — resumable.
 RUN_STATUSES = ("running", "finished", "partial", "failed", "interrupted")
 FINAL_STATUSES = ("finished", "partial", "failed")
