@@ -22,6 +22,8 @@ ALLOWED: dict[str, set[str]] = {
     "quality": {"core", "text", "metrics", "quality"},
     "metrics": {"core", "metrics"},
     "analysis": {"core", "metrics", "analysis"},
+    # counterfactual fairness (issue 27): statistics and rule-based rewriting, at the analysis level
+    "counterfactual": {"core", "text", "metrics", "analysis", "counterfactual"},
     "runner": {"core", "text", "scoring", "metrics", "analysis", "runner"},
     "systems": {"core", "systems"},
     "datasets": {"core", "datasets"},
@@ -39,6 +41,7 @@ ALLOWED: dict[str, set[str]] = {
         "store",
         "report",
         "scoring",
+        "counterfactual",
         "runs",
         "",
     },

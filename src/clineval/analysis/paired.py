@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -255,11 +256,14 @@ def paired_permutation_test(a: Values, b: Values, *, seed: int = 0, n_resamples:
     return (1.0 + count) / (1.0 + n_resamples)
 
 
-def wilcoxon_p(a: Values, b: Values) -> float:
+def wilcoxon_p(a: Values, b: Values, *, zero_method: Literal["wilcox", "pratt"] = "wilcox") -> float:
     """Two-sided Wilcoxon signed-rank p-value of ``b - a`` (``scipy.stats.wilcoxon``).
 
-    Zero differences are dropped (``zero_method="wilcox"``, Wilcoxon's original treatment) and scipy picks
-    the exact or normal-approximation distribution; no nonzero difference at all gives p = 1.
+    By default zero differences are dropped (``zero_method="wilcox"``, Wilcoxon's original treatment);
+    ``"pratt"`` (Pratt 1959, JASA 54:655) ranks them with the others and then drops them, so many unchanged
+    pairs make a shift harder to call significant (the counterfactual analysis, where most pairs are
+    unchanged, uses it). scipy picks the exact or normal-approximation distribution; no nonzero difference
+    at all gives p = 1.
     """
     d = _diffs(a, b)
     if d.size == 0:
@@ -268,7 +272,7 @@ def wilcoxon_p(a: Values, b: Values) -> float:
         return 1.0
     from scipy.stats import wilcoxon
 
-    return float(wilcoxon(d, zero_method="wilcox", alternative="two-sided").pvalue)
+    return float(wilcoxon(d, zero_method=zero_method, alternative="two-sided").pvalue)
 
 
 def win_tie_loss(a: Values, b: Values) -> tuple[int, int, int]:
