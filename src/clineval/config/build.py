@@ -17,8 +17,10 @@ from clineval.config.suite_model import SuiteFile, TaskEntry
 from clineval.config.yaml_lines import Loc, LocatedYaml, load_yaml
 from clineval.core import Case, ComponentSpec, Scorer, SuiteSpec, System, TaskSpec
 from clineval.core.errors import SuiteError
+from clineval.counterfactual.task import CounterfactualOption, check_cases, key_of, sample_groups
 from clineval.datasets import DATASETS, sample_cases
 from clineval.datasets.hf import UnpinnedRevisionWarning
+from clineval.datasets.lazy_cases import JsonlCases
 from clineval.runner.judging import JudgeStep
 from clineval.runner.selection import SelectionStep
 from clineval.scoring.registry import SCORERS
@@ -86,7 +88,11 @@ def _build_task(doc: LocatedYaml, index: int, task: TaskEntry, limit: int | None
         make = SCORERS.get(name, path=str(doc.path), line=doc.line_of(scorer_loc))
         scorers.append(_validated(doc, (*scorer_loc, name), lambda m=make, o=options: m(o)))  # type: ignore[misc]
         scorer_specs.append(ComponentSpec(type=name, args=options))
-    cases = sample_cases(dataset.cases, limit, seed)
+    counterfactual = _counterfactual(doc, loc, task, scorer_specs, dataset.cases)
+    if counterfactual is not None and limit is not None:  # --limit counts base questions (no half pairs)
+        cases = _sample_groups(dataset.cases, counterfactual, limit, seed)
+    else:
+        cases = sample_cases(dataset.cases, limit, seed)
     annotator_specs = []
     for i, (name, options) in enumerate(_named_entries(task.annotate)):
         annotate_loc = (*loc, "annotate", i)
@@ -118,6 +124,7 @@ def _build_task(doc: LocatedYaml, index: int, task: TaskEntry, limit: int | None
         annotators=annotator_specs,
         selection=selection.system.spec if selection else None,
         judge=_judge_spec(judge) if judge else None,
+        counterfactual=counterfactual.model_dump(mode="json") if counterfactual else None,
     )
     return BuiltTask(
         spec=spec,
@@ -128,6 +135,50 @@ def _build_task(doc: LocatedYaml, index: int, task: TaskEntry, limit: int | None
         judge=judge,
         warnings=load_warnings,
     )
+
+
+def _counterfactual(
+    doc: LocatedYaml, loc: Loc, task: TaskEntry, scorers: list[ComponentSpec], cases: Sequence[Case]
+) -> CounterfactualOption | None:
+    """The task's ``counterfactual`` option, validated against its scorers and every case of the dataset
+    (clineval.counterfactual.task); the scorer defaults to the task's first."""
+    if task.counterfactual is None:
+        return None
+    cf_loc = (*loc, "counterfactual")
+    raw = dict(task.counterfactual)
+    option = _validated(
+        doc, cf_loc, lambda: CounterfactualOption.model_validate(raw), _fields(CounterfactualOption)
+    )
+    names = [s.type for s in scorers]
+    if option.scorer is None:
+        option = option.model_copy(update={"scorer": names[0]})
+    elif option.scorer not in names:
+        raise SuiteError(
+            f"counterfactual scorer {option.scorer!r} is not one of the task's scorers",
+            path=doc.path,
+            line=doc.line_of((*cf_loc, "scorer")),
+            hint=f"the task's scorers: {', '.join(names)}",
+        )
+    problem = check_cases(option, cases)
+    if problem is not None:
+        raise SuiteError(
+            f"counterfactual: {problem}",
+            path=doc.path,
+            line=doc.line_of(cf_loc),
+            hint="each case names its base question and variant in its metadata (group/variant keys) or "
+            "its id (17:black); docs/runs/counterfactual.md",
+        )
+    return option
+
+
+def _sample_groups(
+    cases: Sequence[Case], option: CounterfactualOption, limit: int, seed: int
+) -> Sequence[Case]:
+    keys = [key_of(c.id, c.metadata, option) or (c.id, "") for c in cases]
+    chosen = sample_groups([c.id for c in cases], keys, limit, seed)
+    if isinstance(cases, JsonlCases):
+        return cases.subset(chosen)
+    return [cases[i] for i in chosen]
 
 
 def _build_judge(

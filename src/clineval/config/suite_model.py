@@ -34,6 +34,7 @@ class TaskEntry(BaseModel):
     mcq_selection: dict[str, Any] | None = None
     equivalence_judge: dict[str, Any] | None = None
     judge: dict[str, Any] | None = None
+    counterfactual: dict[str, Any] | None = None  # clineval.counterfactual.task.CounterfactualOption
     description: str | None = None
 
     @field_validator("scorers", "annotate")

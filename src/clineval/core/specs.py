@@ -6,7 +6,7 @@ import hashlib
 import json
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 
 def canonical_json(value: Any) -> str:
@@ -47,6 +47,16 @@ class TaskSpec(BaseModel):
     annotators: list[ComponentSpec] = Field(default_factory=list)
     selection: ComponentSpec | None = None
     judge: ComponentSpec | None = None  # the optional LLM equivalence judge (an ``openai`` system)
+    # the counterfactual option as validated (clineval.counterfactual.task); left out of the dump (and so of
+    # every hash) when None, so the spec hash of a suite without it is what it was before the option existed
+    counterfactual: dict[str, Any] | None = None
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if self.counterfactual is None:
+            data.pop("counterfactual", None)
+        return data
 
     @property
     def spec_hash(self) -> str:
