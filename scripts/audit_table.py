@@ -1,5 +1,5 @@
-"""The audit table of docs/runs/audit.md: every built-in task type's suite (tests/audit_suites.py) audited with
-the clineval on the path, written as JSON (one file per task type) for ``--render``.
+"""The audit table of docs/runs/audit.md: every built-in task type's suite (tests/audit_suites.py) audited
+with the clineval on the path, written as JSON (one file per task type) for ``--render``.
 
 Usage::
 

@@ -22,17 +22,18 @@ from tests.audit_suites import BY_NAME
 from tests.conftest import StartServer
 from tests.helpers import SHARED_DATA, shared_data
 
-# DDx (issue 22): nothing known. The audit's four DDx findings are fixed in the scoring (docs/ddx/ddx_scoring.md):
-# a list is scored on its first max_differential (10) diagnoses (every_option), an exclusion needs support
-# (all_excluded: the status alone, or a turn ruling each out, with each put forward first, is none; the
-# diagnosis must be put forward citing a finding of the case, or ruled out with one), a quotation of the case
-# or a sentence naming many diagnoses supports none
+# DDx (issue 22): nothing known. The audit's four DDx findings are fixed in the scoring
+# (docs/ddx/ddx_scoring.md): a list is scored on its first max_differential (10) diagnoses (every_option), an
+# exclusion needs support (all_excluded: the status alone, or a turn ruling each out, with each put forward
+# first, is none; the diagnosis must be put forward citing a finding of the case, or ruled out with one), a
+# quotation of the case or a sentence naming many diagnoses supports none
 # (alternatives_cant_miss), and a shotgun of treatments counts for none (treat_everything).
 KNOWN: dict[str, set[tuple[str, str, str]]] = {
     "ddx": set(),
     # Four-tier (issue 22): nothing known. Adherence requires specificity (docs/cds/tier3_guidelines.md), a
-    # guideline citation relevance to its action (docs/cds/retrieval.md); the tier-1 presence and recall figures
-    # and evidence type coverage are tracked beside the robust metrics that gate (docs/cds/tier1_checks.md).
+    # guideline citation relevance to its action (docs/cds/retrieval.md); the tier-1 presence and recall
+    # figures and evidence type coverage are tracked beside the robust metrics that gate
+    # (docs/cds/tier1_checks.md).
     "four_tier": set(),
 }
 # What a stand-in still raises among the tracked metrics of the golden set, each with the metric that gates

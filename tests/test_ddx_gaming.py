@@ -1,5 +1,5 @@
-"""The DDx gaming the metric robustness audit found (issue 22; docs/runs/audit.md "Findings", docs/ddx/ddx_scoring.md),
-each fixed in the scoring and checked here with values by hand:
+"""The DDx gaming the metric robustness audit found (issue 22; docs/runs/audit.md "Findings",
+docs/ddx/ddx_scoring.md), each fixed in the scoring and checked here with values by hand:
 
 1. every diagnosis listed: a list is scored on its first ``max_differential`` (K = 10) distinct diagnoses;
 2. ``status: excluded`` alone: an exclusion of a ground truth needs support, else it is an FN;

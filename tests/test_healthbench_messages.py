@@ -6,7 +6,8 @@ one ("You are a helpful assistant." for the chat models, temperature 0.5, max_to
 ``openai`` system sends the case's conversation the same way (the prompt template adds only its system
 message), ``conversation: text`` keeps the flattened single user message, judge prompts are unaffected,
 the ``http`` system sends the conversation inside the case input, and the response cache key is the
-request, messages included. The request bodies shown in docs/judging/tier4_judge.md are asserted here verbatim.
+request, messages included. The request bodies shown in docs/judging/tier4_judge.md are asserted here
+verbatim.
 """
 
 from __future__ import annotations

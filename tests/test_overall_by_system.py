@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from clineval.core import ComponentSpec, RunInfo, RunResult, SuiteSpec, TaskAggregate, TaskSpec
+from clineval.core.system_identity import system_groups, system_key, system_name, task_system_names
 from clineval.metrics.aggregate import overall_by_system, overall_scores
 from clineval.report import build_report, render_html, render_markdown
-from clineval.report.systems import system_groups, system_key, system_name, task_system_names
 from clineval.runs import run as api
 
 

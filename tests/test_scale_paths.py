@@ -11,9 +11,9 @@ import clineval
 from clineval.analysis.gate import snapshot
 from clineval.config import load_suite
 from clineval.core import RunResult
+from clineval.core.system_identity import task_system_names
 from clineval.metrics.aggregate import overall_scores
 from clineval.report.formats.results_jsonl import write_results_jsonl
-from clineval.report.systems import task_system_names
 from clineval.runs import run as api
 from clineval.store import ResultStore
 

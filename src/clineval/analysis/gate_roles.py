@@ -89,7 +89,9 @@ _COUNT = "a count"
 _PASS = "a tier-1 check's pass rate: every one must be >= baseline (four-tier design, tier 1)"
 _QUALITY = "a quality metric of the system"
 _JUDGED = "matched by an LLM judge: tracked like tier 4"
-_PROCESS = "a description of a multi-agent discussion, not a quality of the answer (docs/ddx/process_metrics.md)"
+_PROCESS = (
+    "a description of a multi-agent discussion, not a quality of the answer (docs/ddx/process_metrics.md)"
+)
 _GAMEABLE = "a report listing every option maximises it"
 
 METRIC_RULES: tuple[MetricRule, ...] = (

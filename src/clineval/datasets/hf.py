@@ -6,7 +6,8 @@ and the records are serialised to the same bytes (JSONL, or a JSON object for Pu
 own parser then reads, so every validation and error message stays the loader's. The content hash is the
 sha256 of those bytes. ``hf`` may also be a local folder (a mirrored dataset repository, or the tests'
 parquet/JSON repositories): it goes through the same ``load_dataset`` call. Cache and offline mode are the
-``datasets`` library's own (HF_HOME, HF_DATASETS_CACHE, HF_DATASETS_OFFLINE=1). See docs/integrations/hf_datasets.md.
+``datasets`` library's own (HF_HOME, HF_DATASETS_CACHE, HF_DATASETS_OFFLINE=1). See
+docs/integrations/hf_datasets.md.
 """
 
 from __future__ import annotations

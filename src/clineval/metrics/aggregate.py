@@ -118,8 +118,8 @@ def overall_scores(
     (a NaN in any task makes the mean NaN). Intervals (``*_ci``) are not averaged: they are not
     intervals of the mean. ``n``, ``n_failed``, ``n_unscored`` are summed over tasks.
 
-    ``systems`` (task id -> the system it ran, e.g. ``clineval.report.systems.task_system_names``): when the
-    tasks ran more than one system no metric is averaged (a mean across systems describes none of them):
+    ``systems`` (task id -> the system it ran, e.g. ``clineval.core.system_identity.task_system_names``): when
+    the tasks ran more than one system no metric is averaged (a mean across systems describes none of them):
     only the counts, ``n_tasks`` and ``n_systems`` are returned; see :func:`overall_by_system`.
     """
     tasks = list(aggregates.values())

@@ -1,9 +1,9 @@
 """clineval.releases: from stored runs to a release decision.
 
 Compare two runs and re-weight the combined score (``gate``), keep named baselines per tenant and gate a
-candidate run against one (``gate``, strict or statistical: docs/releases/gate.md), promote a run to a baseline only
-through the gate (``promotion``), export a run's failures for tuning (``feedback``) while the held-out cases
-stay withheld (``heldout``). Names are imported lazily (``clineval.core.helpers.lazy``).
+candidate run against one (``gate``, strict or statistical: docs/releases/gate.md), promote a run to a
+baseline only through the gate (``promotion``), export a run's failures for tuning (``feedback``) while the
+held-out cases stay withheld (``heldout``). Names are imported lazily (``clineval.core.helpers.lazy``).
 """
 
 from typing import TYPE_CHECKING

@@ -34,7 +34,7 @@ from clineval.metrics.combine import combined_spec, refuse_missing, with_combine
 from clineval.releases.heldout import TUNED_SPLITS
 from clineval.releases.promotion import finished_run
 from clineval.releases.promotion import promote_baseline as promote_baseline  # re-exported
-from clineval.runs.run import record_metrics
+from clineval.runs.finalize import record_metrics
 from clineval.runs.stored import columns_of_run, open_run, scorers_for
 from clineval.store import ResultStore
 from clineval.store.baselines import DEFAULT_TENANT, Baseline, BaselineStore
@@ -255,8 +255,8 @@ def gate_run(
     ``strict``: every gating metric ``candidate >= baseline``. ``statistical``: per-case-mean gating metrics
     regress only when ``delta < 0`` and (Holm-adjusted ``p < alpha`` or the 95% paired interval's upper
     bound ``< -margin``), paired on the cases of the baseline's run (which must still be stored and hold the
-    same case ids); other gating metrics keep the strict rule (docs/releases/gate.md). A candidate that includes
-    tuned-on cases (metadata ``split: train``...) is refused unless ``allow_tuned_cases``
+    same case ids); other gating metrics keep the strict rule (docs/releases/gate.md). A candidate that
+    includes tuned-on cases (metadata ``split: train``...) is refused unless ``allow_tuned_cases``
     (:mod:`clineval.releases.heldout`).
     """
     if mode not in GATE_MODES:

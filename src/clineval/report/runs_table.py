@@ -58,7 +58,7 @@ COLUMNS = (
 
 def systems_of(info: RunInfo) -> list[tuple[str, list[str]]]:
     """``(system name, its task ids)`` in the order the suite first names each system."""
-    from clineval.report.systems import system_groups  # the core models: only when runs are listed
+    from clineval.core.system_identity import system_groups  # the core models: only when runs are listed
 
     return [(group.name, group.tasks) for group in system_groups(info.suite.tasks)]
 

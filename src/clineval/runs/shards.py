@@ -25,8 +25,11 @@ from clineval.config import BuiltSuite, load_suite
 from clineval.core import RunInfo, RunNotFoundError, RunResult
 from clineval.core.errors import UserInputError
 from clineval.datasets.lazy_cases import case_ids, where_id
-from clineval.runs import run as api
+from clineval.runs.execute import execute
+from clineval.runs.finalize import finalize_run
 from clineval.runs.interrupts import RunInterrupted, resume_command, store_write_error
+from clineval.runs.plan import check_inputs, check_same_suite, new_run_info
+from clineval.runs.request import DEFAULT_STORE, ProgressHooks, RunRequest
 from clineval.store import ResultStore
 from clineval.store.errors import write_failure_reason
 from clineval.store.liveness import Owner
@@ -66,7 +69,7 @@ def shard_suite(suite: BuiltSuite, shard: int, of: int) -> BuiltSuite:
 
 def _check_same_run(stored: RunInfo, suite: BuiltSuite, of: int) -> None:
     hint = "every shard of a run runs the same suite file and options; or pick a new --run-id"
-    api.check_same_suite(stored, suite, hint)
+    check_same_suite(stored, suite, hint)
     stored_of = stored.provenance.get("shards")
     if stored_of != of:
         shown = "is not sharded" if stored_of is None else f"has {stored_of} shards"
@@ -76,14 +79,14 @@ def _check_same_run(stored: RunInfo, suite: BuiltSuite, of: int) -> None:
         )
 
 
-def _shard_command(request: api.RunRequest, run_id: str, shard: int, of: int) -> str:
-    command = resume_command(request.suite_path, run_id, request.store_url, api.DEFAULT_STORE)
+def _shard_command(request: RunRequest, run_id: str, shard: int, of: int) -> str:
+    command = resume_command(request.suite_path, run_id, request.store_url, DEFAULT_STORE)
     return command.replace(f"--resume {run_id}", f"--shard {shard}/{of} --run-id {run_id}", 1)
 
 
 def run_shard(
-    request: api.RunRequest,
-    hooks: api.ProgressHooks | None = None,
+    request: RunRequest,
+    hooks: ProgressHooks | None = None,
     on_start: Callable[[str], None] | None = None,
 ) -> ShardOutcome:
     """Run shard K of N of run R (``request.shard``, ``request.run_id``); see the module docstring."""
@@ -96,8 +99,8 @@ def run_shard(
     try:
         seed = 0 if request.seed is None else request.seed
         suite = load_suite(request.suite_path, limit=request.limit, seed=seed)
-        api.check_inputs(suite, request)
-        info = api.new_run_info(suite, request, run_id, shards=of, run_name=request.run_id)
+        check_inputs(suite, request)
+        info = new_run_info(suite, request, run_id, shards=of, run_name=request.run_id)
         store.create_run_if_absent(info)
         stored = store.get_run(run_id)
         _check_same_run(stored, suite, of)
@@ -107,7 +110,7 @@ def run_shard(
         if on_start is not None:
             on_start(run_id)
         stats, warnings = asyncio.run(
-            api.execute(mine, store, run_id, store.finished_keys(run_id), request, hooks)
+            execute(mine, store, run_id, store.finished_keys(run_id), request, hooks)
         )
         keys = {(t.spec.id, c) for t in mine.tasks for c in case_ids(t.cases)}
         cases = len(keys & store.finished_keys(run_id))
@@ -122,7 +125,7 @@ def run_shard(
             }
             threshold = request.degraded_threshold
             run = store.finalize_once(
-                run_id, lambda: api.finalize_run(store, run_id, extra, threshold, prices), on_wait=_waiting
+                run_id, lambda: finalize_run(store, run_id, extra, threshold, prices), on_wait=_waiting
             )
         return ShardOutcome(run_id, shard, of, cases, missing, run, store.get_run(run_id))
     except KeyboardInterrupt:
@@ -143,7 +146,7 @@ def run_shard(
 
 def finalize(
     run_id: str,
-    store_url: str = api.DEFAULT_STORE,
+    store_url: str = DEFAULT_STORE,
     *,
     degraded_threshold: float = degradation.DEFAULT_THRESHOLD,
     prices: Path | None = None,
@@ -173,7 +176,7 @@ def finalize(
             )
         run_id = info.run_id
         run = store.finalize_once(  # forced: taken even from a live shard finalizing it (same numbers)
-            run_id, lambda: api.finalize_run(store, run_id, {}, degraded_threshold, table), force=True
+            run_id, lambda: finalize_run(store, run_id, {}, degraded_threshold, table), force=True
         )
         assert run is not None  # a forced claim is always this process's
         return run

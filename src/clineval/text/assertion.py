@@ -7,8 +7,8 @@ at a termination term ("but", "however"...), and pseudo-triggers that look like 
 ("cannot be ruled out"). When triggers overlap, the longest wins, as in medspaCy's ConText.
 
 Why not medspaCy itself (tried, v1.3.1): it pins ``numpy<2`` through ``spacy<3.8``, pulls ~30 packages
-and took ~11 s per LDDx transcript (docs/ddx/ddx_scoring.md). The rules below are a subset of ConText's lexicon
-(the negated, possible and termination terms that occur in diagnostic discussion) extended with the
+and took ~11 s per LDDx transcript (docs/ddx/ddx_scoring.md). The rules below are a subset of ConText's
+lexicon (the negated, possible and termination terms that occur in diagnostic discussion) extended with the
 reasoning phrases of differential diagnosis: "ruled out", "excluded", "unlikely given", "argues against".
 
 Rules added for the reasoning of a multi-agent discussion (issue 13), each a table below:

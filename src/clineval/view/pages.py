@@ -9,7 +9,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from clineval.core import RUN_TYPES, RunNotFoundError
-from clineval.report.systems import rule_for, task_system_names
+from clineval.core.system_identity import rule_for, task_system_names
 from clineval.store import ResultStore
 from clineval.store.tables import RUN_STATUSES
 from clineval.view import queries

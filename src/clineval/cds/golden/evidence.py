@@ -24,7 +24,8 @@ the patient-data types need the patient's data. ``value`` = coverage; metric ``e
 = mean coverage with a 95% bootstrap interval. It says which kinds of evidence were cited, not whether they
 support the action (tier 4 judges that), so it is **tracked**, not gating: 74 of the 102 golden cases
 expect all five types, and a system that copies the patient record into cited rows of every type reaches
-1.0 whatever it recommends (``clineval audit``, docs/runs/audit.md); tier 2 gates on ``guideline_citation_rate``
+1.0 whatever it recommends (``clineval audit``, docs/runs/audit.md); tier 2 gates on
+   ``guideline_citation_rate``
 (a cited guideline relevant to its action). Breakdown: ``expected``, ``covered``,
 ``missing``, ``cited_types``, ``ungrounded`` rows, ``uncited_types`` (in the table, cited by no action).
 Labels: ``covered`` (1.0), ``partial``, ``none``, ``no_citations`` (no action cites a row of the table),

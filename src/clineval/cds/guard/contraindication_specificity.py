@@ -3,8 +3,8 @@
 The tier-1 check (``clineval.cds.guard.checks.contraindications_check``, also the runtime guard) passes when
 ``contraindications_checked`` is non-empty: a list of categories ("allergies", "renal function",
 "hepatic function", "drug interactions", "pregnancy") passes on every case without looking at the drug or
-the patient (the audit's ``claim_every_check``: 1.000 against 0; docs/runs/audit.md). Its pass rate is tracked;
-this one gates. Per case where the check applies (an action involves a medication):
+the patient (the audit's ``claim_every_check``: 1.000 against 0; docs/runs/audit.md). Its pass rate is
+tracked; this one gates. Per case where the check applies (an action involves a medication):
 
     specific = every medication action is covered by some claimed entry that names
                (a) one of that action's drugs (``clineval.cds.guard.scope.drugs_named``: a drug, a drug class,

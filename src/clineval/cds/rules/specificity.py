@@ -3,8 +3,8 @@
 A rule checks that its required actions are present and no forbidden one is; nothing counted what no
 applicable rule asks for, so a recommendation listing every action the rules name was adherent on 81% of
 the golden set's applicable cases against 9% for the best constant answer (``clineval audit``,
-docs/runs/audit.md). Guidelines recommend *for a condition*: a loop diuretic for a pneumonia, primary PCI for a
-COPD exacerbation, thrombolysis for heart failure are not adherent care but a shotgun.
+docs/runs/audit.md). Guidelines recommend *for a condition*: a loop diuretic for a pneumonia, primary PCI for
+a COPD exacerbation, thrombolysis for heart failure are not adherent care but a shotgun.
 
 Per case, with the action catalogue of the ruleset (``clineval.cds.rules.catalogue``: every action any
 rule lists, alternatives and regimen members included, matched negation-aware in every section of the

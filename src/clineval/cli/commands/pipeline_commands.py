@@ -11,7 +11,9 @@ import typer
 from clineval.cli.common import console, user_errors
 from clineval.cli.store_folder import CreateStoreOpt, check_store_folder
 
-pipeline_app = typer.Typer(no_args_is_help=True, help="Scheduled evaluation pipelines (docs/runs/pipelines.md).")
+pipeline_app = typer.Typer(
+    no_args_is_help=True, help="Scheduled evaluation pipelines (docs/runs/pipelines.md)."
+)
 
 ConfigArg = Annotated[Path, typer.Argument(help="Pipeline YAML file.")]
 StoreOverride = Annotated[

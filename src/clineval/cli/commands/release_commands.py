@@ -181,7 +181,8 @@ def gate(
     baseline: Annotated[str, typer.Option("--baseline", help="Baseline name.")],
     tenant: TenantOpt = DEFAULT_TENANT,
     mode: Annotated[
-        str, typer.Option(help="strict (the literal rule) | statistical (paired tests, docs/releases/gate.md).")
+        str,
+        typer.Option(help="strict (the literal rule) | statistical (paired tests, docs/releases/gate.md)."),
     ] = "strict",
     version: Annotated[int | None, typer.Option(min=1, help="Baseline version (default: latest).")] = None,
     alpha: Annotated[

@@ -80,6 +80,7 @@ MOVED_MODULES: dict[str, str] = {
     "clineval.report.model_comparison": "clineval.report.sections.model_comparison",
     "clineval.report.results_jsonl": "clineval.report.formats.results_jsonl",
     "clineval.report.run_cases": "clineval.report.sections.run_cases",
+    "clineval.report.systems": "clineval.core.system_identity",
     "clineval.report.tiers": "clineval.report.sections.tiers",
     "clineval.report.usage_lines": "clineval.report.sections.usage_lines",
     "clineval.report.view": "clineval.report.sections.view",

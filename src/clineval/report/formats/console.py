@@ -13,6 +13,7 @@ from clineval.core import RunInfo, RunResult
 from clineval.report.context import EMPTY, ReportContext
 from clineval.report.formatting import MISSING, union_in_order
 from clineval.report.layout import Col, fitted_table, print_block, print_pairs
+from clineval.report.sections.counterfactual import console_lines, counterfactual_of
 from clineval.report.sections.view import ReportView, StratumTable, TaskView, build_view
 
 _STATUS_STYLE = {
@@ -99,6 +100,8 @@ def print_run_summary(run: RunResult, console: Console, *, context: ReportContex
     for task in view.tasks:
         for stratum in task.strata:
             _print_stratum(task.task_id, stratum, console)
+    for line in console_lines(counterfactual_of(run)):
+        console.print(Text(line))
 
 
 def _means(view: ReportView) -> list[tuple[str, dict[str, str]]]:

@@ -12,6 +12,7 @@ from clineval.report.context import EMPTY, ReportContext
 from clineval.report.sections.charts import stratum_charts
 from clineval.report.sections.combined_view import build_combined_view
 from clineval.report.sections.comparison_chart import comparison_chart
+from clineval.report.sections.counterfactual import counterfactual_html, counterfactual_of
 from clineval.report.sections.gate_section import gate_views
 from clineval.report.sections.view import build_view
 
@@ -49,4 +50,5 @@ def render_html(
         max_samples=max_samples,
         combined=build_combined_view(run),
         gates=gate_views(gates),
+        counterfactual=counterfactual_html(counterfactual_of(run)),
     )

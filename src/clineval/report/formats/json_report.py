@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from clineval.core import ComponentSpec, GateDecision, RunResult, TaskSpec
+from clineval.core.system_identity import overall_rule, stored_by_system
 from clineval.report.context import EMPTY, ReportContext
 from clineval.report.formatting import COUNT_KEYS, jsonable_dict, task_ids
 from clineval.report.sections.banners import failure_banners
@@ -16,7 +17,6 @@ from clineval.report.sections.run_cases import run_failures
 from clineval.report.sections.tiers import TierView, run_tiers
 from clineval.report.sections.usage_lines import usage_lines
 from clineval.report.sections.view import run_warnings
-from clineval.report.systems import overall_rule, stored_by_system
 
 REPORT_VERSION = 1
 
@@ -63,7 +63,8 @@ def _comparison_json(comparison: Comparison) -> dict[str, Any]:
 
 def _overall(run: RunResult, tasks: list[str]) -> dict[str, Any]:
     """``overall_scores`` (the mean over tasks only when every task ran one system; with several, only the
-    counts, ``n_tasks`` and ``n_systems``), ``overall_by_system``, ``overall_note``: docs/engine/report_format.md."""
+    counts, ``n_tasks`` and ``n_systems``), ``overall_by_system``, ``overall_note``:
+    docs/engine/report_format.md."""
     rule = overall_rule(run, tasks)
     stored = stored_by_system(run.info.provenance)
     if rule.one_system:

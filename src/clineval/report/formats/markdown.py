@@ -14,6 +14,8 @@ from clineval.report.context import EMPTY, ReportContext
 from clineval.report.formatting import MISSING
 from clineval.report.md_text import md_inline
 from clineval.report.sections.combined_view import build_combined_view, combined_markdown
+from clineval.report.sections.counterfactual import counterfactual_of
+from clineval.report.sections.counterfactual import markdown_lines as counterfactual_lines
 from clineval.report.sections.gate_section import GateView, gate_views
 from clineval.report.sections.view import MetricLine, ReportView, TaskView, build_view
 
@@ -196,6 +198,7 @@ def render_markdown(
     lines += _comparisons(view)
     for task in view.tasks:
         lines += _task(task)
+    lines += counterfactual_lines(counterfactual_of(run))
     lines += _failures(view)
     lines += ["## Provenance", "", "```json", view.provenance_json, "```", ""]
     return "\n".join(lines)

@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from clineval.core import RunResult
+from clineval.core.system_identity import overall_rule
 from clineval.report.formatting import fmt_interval, fmt_value, interval
 from clineval.report.md_text import md_inline
-from clineval.report.systems import overall_rule
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from clineval.core import MetricValue, RunResult, TaskAggregate
+from clineval.core.system_identity import overall_rule
 from clineval.report.context import EMPTY, ReportContext
 from clineval.report.formatting import (
     chart_metric,
@@ -29,7 +30,6 @@ from clineval.report.sections.model_comparison import Comparison, comparisons
 from clineval.report.sections.run_cases import run_failure_messages, run_failures, run_picks
 from clineval.report.sections.tiers import TierView, run_tiers
 from clineval.report.sections.usage_lines import usage_lines
-from clineval.report.systems import overall_rule
 
 
 @dataclass(frozen=True)

@@ -11,16 +11,17 @@ header is the dataset's catalogue name (``view.dataset_names``), then ``n``, the
 headers are unique (a short content hash is added where two would read the same).
 
 **Ranking only where systems meet.** A column is *shared* when at least two different systems
-(``clineval.report.systems.system_key``) have a value in it. Rank within a shared column, among systems: 1 +
-the number of other systems with a higher value + half the number with an equal one (ties share the mean
+(``clineval.core.system_identity.system_key``) have a value in it. Rank within a shared column, among systems:
+1 + the number of other systems with a higher value + half the number with an equal one (ties share the mean
 rank; a system with several runs in the column counts once, each run with weight 1/runs); a row's mean rank
 is over the shared columns it has. Win rate (HELM's "mean win rate"): over every other system and every
 shared column both have, a higher value is a win, an equal one half a win. A row with no shared column is
 listed **unranked**: a system alone on its dataset has nothing to be ranked against (an all-zero stand-in
 alone in a column would otherwise rank 1).
 
-Rows are (system, run); systems are named by ``clineval.report.systems.system_name`` (the model, else the
-name its options give), with the prompt or a short hash added where two different systems would read alike.
+Rows are (system, run); systems are named by ``clineval.core.system_identity.system_name`` (the model, else
+the name its options give), with the prompt or a short hash added where two different systems would read
+alike.
 """
 
 from __future__ import annotations
@@ -31,8 +32,8 @@ from typing import Any
 
 from clineval.core import TaskAggregate, TaskSpec
 from clineval.core.specs import canonical_json
+from clineval.core.system_identity import system_groups, system_key
 from clineval.report.formatting import chart_metric, fmt_interval, fmt_value, interval, is_number
-from clineval.report.systems import system_groups, system_key
 from clineval.view.dataset_names import dataset_name
 from clineval.view.queries import RunRow
 
@@ -41,7 +42,9 @@ from clineval.view.queries import RunRow
 class BoardRow:
     system: str
     run_id: str
-    key: str = ""  # clineval.report.systems.system_key: rows of one system never rank against each other
+    key: str = (
+        ""  # clineval.core.system_identity.system_key: rows of one system never rank against each other
+    )
     cells: dict[str, tuple[str, float | None, str]] = field(
         default_factory=dict
     )  # column -> (task, value, text)

@@ -11,10 +11,10 @@ from typing import Any
 from markupsafe import Markup
 
 from clineval.core import MetricValue, SuiteSpec, TaskAggregate, TaskSpec
+from clineval.core.system_identity import system_groups, system_name
 from clineval.report.formatting import headline_metrics, interval, is_number
 from clineval.report.sections.charts import stratum_chart
 from clineval.report.sections.view import StratumTable, TaskView, task_view
-from clineval.report.systems import system_groups, system_name
 
 FAILURE_LABELS = frozenset({"failed", "scorer_error", "judge_error", "ungraded"})
 BANNER_SHARE = 0.5
@@ -22,7 +22,7 @@ JUDGE_ERROR_METRIC = "judge_sample_error_rate"
 
 
 def system_label(task: TaskSpec, provenance: Mapping[str, Any] | None = None) -> str:
-    """A short name for the system under test (``clineval.report.systems.system_name``: its model, else
+    """A short name for the system under test (``clineval.core.system_identity.system_name``: its model, else
     the name its options give, else its callable, service or file)."""
     return system_name(task.system)
 
@@ -80,7 +80,7 @@ def scorecards(suite: SuiteSpec, aggregates: Mapping[str, TaskAggregate]) -> dic
     """``task -> tier views`` (``clineval.report.sections.tiers``) for tasks whose scorers declare a tier."""
     try:
         from clineval.report.sections.tiers import build_tiers
-        from clineval.runs.run import scorers_for
+        from clineval.runs.stored import scorers_for
 
         built = scorers_for(suite)
     except Exception:  # scorers that cannot be rebuilt here (moved files): no scorecard, metrics still listed
