@@ -49,7 +49,9 @@ def upgrade() -> None:
         sa.Column("qualified", sa.Boolean(), nullable=False),
         sa.Column("reasons", sa.JSON(), nullable=False),
         sa.Column("clineval_version", sa.String(32), nullable=False),
-        sa.CheckConstraint("labels_source IN ('file', 'adjudications')", name="ck_judge_qualifications_source"),
+        sa.CheckConstraint(
+            "labels_source IN ('file', 'adjudications')", name="ck_judge_qualifications_source"
+        ),
         sa.CheckConstraint("samples >= 2", name="ck_judge_qualifications_samples"),
     )
     op.create_index("ix_judge_qualifications_key", "judge_qualifications", ["judge_key", "created_at"])
