@@ -152,10 +152,16 @@ def _flipped(outcomes: Sequence[Outcome], a: str, b: str) -> list[list[str]]:
 
 
 def analyse_task(option: CounterfactualOption, results: Iterable[CaseResult], scorer: str) -> dict[str, Any]:
-    """The task's ``report.json["counterfactual"][task]``: ``counterfactual_analysis`` plus the option,
-    the scorer, ``n_unscored``, the flipped case-id pairs per pair (``flipped``, at most ``MAX_LISTED``;
-    ``n_flipped`` counts all) and the gate metrics (``gate_metrics``, with ``gate_note`` when absent)."""
-    outcomes = outcomes_from_results(results, option, scorer)
+    """The task's ``report.json["counterfactual"][task]`` from its results (``analyse_outcomes``)."""
+    return analyse_outcomes(option, outcomes_from_results(results, option, scorer), scorer)
+
+
+def analyse_outcomes(
+    option: CounterfactualOption, outcomes: Sequence[Outcome], scorer: str
+) -> dict[str, Any]:
+    """``counterfactual_analysis`` plus the option, the scorer, ``n_unscored``, the flipped case-id pairs
+    per pair (``flipped``, at most ``MAX_LISTED``; ``n_flipped`` counts all) and the gate metrics
+    (``gate_metrics``, with ``gate_note`` when absent)."""
     reference = option.reference or "\x00none"
     analysis = counterfactual_analysis(
         outcomes,

@@ -18,6 +18,7 @@ from clineval.core import CaseResult, EvalMetric, RunResult, SuiteSpec, TaskAggr
 from clineval.core.system_identity import task_system_names
 from clineval.metrics.aggregate import aggregate_columns, aggregate_task, overall_by_system, overall_scores
 from clineval.metrics.combine import add_combined
+from clineval.runs.counterfactual import add_counterfactual
 from clineval.runs.stored import open_run as open_stored_run
 from clineval.runs.stored import read_totals, scorers_for
 from clineval.store import ResultStore
@@ -62,6 +63,7 @@ def finalize_run(
     systems = task_system_names(info.suite)  # no mean over tasks of different systems (report_format.md)
     overall = overall_scores(aggregates, systems)
     extra["overall_by_system"] = overall_by_system(aggregates, systems)
+    aggregates = add_counterfactual(store, info, aggregates, extra)  # issue 27: before the metric rows
     aggregates, overall = add_combined(info.suite, scorers, columns, aggregates, overall, extra)
     expected = sum(int(info.provenance.get("task_sizes", {}).get(t.id, 0)) for t in info.suite.tasks)
     status = "finished" if n_stored >= expected else "partial"

@@ -11,6 +11,7 @@ from clineval.core.system_identity import overall_rule, stored_by_system
 from clineval.report.context import EMPTY, ReportContext
 from clineval.report.formatting import COUNT_KEYS, jsonable_dict, task_ids
 from clineval.report.sections.banners import failure_banners
+from clineval.report.sections.counterfactual import counterfactual_of
 from clineval.report.sections.gate_section import gates_json
 from clineval.report.sections.model_comparison import Comparison, comparisons
 from clineval.report.sections.run_cases import run_failures
@@ -120,6 +121,8 @@ def build_report(
         "comparisons": [_comparison_json(c) for c in comparisons(run)],
         "usage": info.provenance.get("usage"),  # = provenance["usage"] (clineval.analysis.usage)
         "usage_lines": usage_lines(run),
+        # per task: the paired counterfactual analysis made at finalize (docs/runs/counterfactual.md)
+        "counterfactual": counterfactual_of(run),
     }
     return jsonable_dict(report)
 
