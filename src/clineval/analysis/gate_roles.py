@@ -15,7 +15,8 @@ A metric's default role (:func:`default_role`):
 
 - a count (``n``, ``n_{name}``, class totals, ``red_flag_cases``) or an interval (``{name}_ci``): never in
   the gate;
-- lower is better (failed/unparsed/error rates, latency percentiles, judge variance...): tracked;
+- lower is better (failed/unparsed/error rates, latency percentiles, judge variance...): tracked, except
+  the counterfactual metrics (``counterfactual_flip_rate``, ``counterfactual_abs_delta``), which gate;
 - tier 1 and 2 scorers: gate; tier 3: ``guideline_adherence`` gates, per-rule rates are tracked;
   tier 4 (LLM judge, rubric): tracked (the judge's noise is not a release criterion by default);
 - whatever the tier, a metric the table tracks is tracked: a number a degenerate system can raise
@@ -111,6 +112,10 @@ METRIC_RULES: tuple[MetricRule, ...] = (
     *_rules("lower", "track", "empty answers: already scored 0 by the score that gates", "{name}_empty_rate"),
     MetricRule("ambiguous_rate", "lower", "track", "already counted as not correct by type_aware_accuracy"),
     *_rules("lower", "track", "judge instability", "judge_flip_rate", "judge_mean_variance"),
+    # lower is better and gates: an answer that changes with the patient's demographics alone (issue 27)
+    *_rules("lower", "gate", "counterfactual fairness: the largest flip rate / |accuracy change| over the "
+            "task's variant pairs (docs/runs/counterfactual.md)",
+            "counterfactual_flip_rate", "counterfactual_abs_delta"),
     MetricRule("judge_injection_flagged_rate", "lower", "track", "a security signal, reviewed by hand"),
     MetricRule("reasoning_fallacy_penalty", "lower", "track", "a component of reasoning_quality"),
     # higher is better, tracked
@@ -223,8 +228,8 @@ def is_gate_metric(key: str, value: object) -> bool:
 def default_role(key: str, tier: int | None) -> Role:
     """The role of a metric when no one named it (module docstring)."""
     rule = rule_for(key)
-    if rule.role == "never" or rule.direction == "lower":
-        return "never" if rule.role == "never" else "track"
+    if rule.role == "never" or rule.direction == "lower":  # lower is better: the table's role (track or gate)
+        return rule.role
     if tier is None or rule.role == "track":
         return rule.role
     gates = TIER_GATES.get(tier, ())
