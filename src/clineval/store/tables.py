@@ -40,6 +40,8 @@ from sqlalchemy import (
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator, TypeEngine
 
+from clineval.core.helpers.lines import loads as fast_loads
+
 
 class JsonDocument(TypeDecorator[Any]):
     """JSON, stored as JSONB on PostgreSQL (indexable, compact). A decorator rather than
@@ -285,7 +287,7 @@ def is_tagged(text: str) -> bool:
 def loads(text: str | bytes) -> Any:
     """Inverse of :func:`dumps`."""
     tagged = b'"$float"' in text if isinstance(text, bytes) else is_tagged(text)
-    return json.loads(text, object_hook=_untag) if tagged else json.loads(text)
+    return json.loads(text, object_hook=_untag) if tagged else fast_loads(text)  # msgspec, json's values
 
 
 def utc(moment: datetime | None) -> datetime | None:

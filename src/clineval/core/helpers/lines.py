@@ -13,6 +13,12 @@ RecursionError traceback. The depth is checked before parsing, so the parser nev
 line with at most 200 brackets cannot be deeper (two ``str.count`` calls: ~1 us on a 400-character line,
 ~12% of its ``json.loads`` and ~4% of loading a 100k-line JSONL dataset); only a line with more has its
 brackets outside strings counted level by level.
+
+Parsing: :func:`loads` is ``json.loads`` made ~3x faster on a dataset or prediction line by msgspec's
+decoder, which reads exactly what ``json`` reads to the same values (integers of any size included, where
+orjson turns those past 64 bits into floats); what msgspec refuses (``NaN``, ``Infinity``, numbers past the
+float range, lone surrogate escapes, malformed JSON) goes to ``json.loads``, so such values and every
+error message stay ``json``'s.
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ from collections.abc import Iterator
 from itertools import accumulate
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from clineval.core.errors import DataFileError
 
@@ -39,6 +47,15 @@ _DEEP_HINT = f"flatten the record: clineval reads JSON nesting at most {MAX_JSON
 _STRING = re.compile(r'"(?:[^"\\]++|\\.?)*+(?:"|\Z)', re.DOTALL)
 _NOT_BRACKET = re.compile(r"[^\[\]{}]++")
 _STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+_DECODE = msgspec.json.Decoder().decode
+
+
+def loads(text: str | bytes) -> Any:
+    """``json.loads(text)``, through msgspec when it can (see the module docstring)."""
+    try:
+        return _DECODE(text)
+    except msgspec.DecodeError:
+        return json.loads(text)
 
 
 def json_too_deep(text: str, limit: int = MAX_JSON_DEPTH) -> bool:
@@ -209,7 +226,7 @@ def parse_json_line(line: str, path: str | Path, number: int, hint: str = LINE_H
     if line.count("[") + line.count("{") > MAX_JSON_DEPTH and json_too_deep(line):
         raise _too_deep(path, number)
     try:
-        return json.loads(line)
+        return loads(line)
     except json.JSONDecodeError as err:
         raise DataFileError(
             f"malformed JSON: {err.msg} (column {err.colno})", path=path, line=number, hint=hint
@@ -225,7 +242,7 @@ def parse_json_document(data: bytes, path: str | Path) -> Any:
     if json_too_deep(text):
         raise _too_deep(path, None)
     try:
-        return json.loads(text)
+        return loads(text)
     except json.JSONDecodeError as err:
         raise DataFileError(
             f"malformed JSON: {err.msg} (column {err.colno})", path=path, line=err.lineno
