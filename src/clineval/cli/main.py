@@ -18,6 +18,7 @@ from clineval.cli import progress
 from clineval.cli.commands import (
     adjudication_commands,
     audit_commands,
+    counterfactual_commands,
     eval_commands,
     import_commands,
     pipeline_commands,
@@ -52,6 +53,7 @@ app.add_typer(release_commands.baseline_app, name="baseline")
 app.command()(release_commands.gate)
 app.add_typer(store_commands.db_app, name="db")
 app.add_typer(pipeline_commands.pipeline_app, name="pipeline")
+app.add_typer(counterfactual_commands.counterfactual_app, name="counterfactual")
 app.command("results")(store_commands.results_command)
 app.command("feedback")(store_commands.feedback_command)
 app.command("view")(view_commands.view_command)
