@@ -22,7 +22,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from clineval.store import ResultStore
-from clineval.view import pages, pages_cases, pages_compare
+from clineval.view import pages, pages_cases, pages_compare, pages_counterfactual
 from clineval.view.review.adjudication import LIMITS
 from clineval.view.security import GuardMiddleware, csrf_field, new_secret
 from clineval.view.urls import PATHS, case_link, legacy_routes, link, visible
@@ -87,6 +87,7 @@ def create_app(store_url: str, *, token: str | None = None, read_only: bool = Fa
         Route(PATHS["compare"], pages_compare.compare_page, name="compare"),
         Route(PATHS["leaderboard"], pages_compare.leaderboard_page, name="leaderboard"),
         Route(PATHS["trends"], pages_compare.trends_page, name="trends"),
+        Route(PATHS["counterfactual"], pages_counterfactual.counterfactual_page, name="counterfactual"),
         Mount("/static", app=StaticFiles(directory=str(HERE / "static")), name="static"),
         *legacy_routes(),
     ]

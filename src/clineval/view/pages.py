@@ -120,6 +120,7 @@ async def run_page(request: Request) -> Response:
                 "more_charts": more_charts,
                 "labels": labels.get(view.task_id, {}),
                 "failures": failures.get(view.task_id, {}),
+                "counterfactual": view.task_id in (row.provenance.get("counterfactual") or {}),
             }
         )
     rule = rule_for(row.suite, [s["view"].task_id for s in sections], row.provenance)

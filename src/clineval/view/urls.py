@@ -10,6 +10,7 @@ A page is named by a fixed path; what it shows is named by query parameters (``r
     /run/case/adjudicate?run=R&task=T&case=C    POST: record a review of it
     /run/review?run=R[&kind=...]                the review queue
     /run/agreement?run=R                        agreement figures and adjudicated metrics
+    /run/counterfactual?run=R&task=T[&pair=P]   a task's flipped counterfactual pairs, side by side
 
 Why the query and not the path: ids are data. A task is ``mmlu/anatomy``; a case may be ``..``, ``a?b#c``,
 ``50%``, ``ünï`` or hold a NUL (a SQLite store keeps what the dataset said; a shard's ``--run-id`` is any
@@ -44,6 +45,7 @@ PATHS = {
     "adjudicate": "/run/case/adjudicate",
     "queue": "/run/review",
     "agreement": "/run/agreement",
+    "counterfactual": "/run/counterfactual",
     "compare": "/compare",
     "leaderboard": "/leaderboard",
     "trends": "/trends",
