@@ -1,14 +1,16 @@
 """Build the packaged disease terminology (``clineval.text.names.terminology``) from the Human Disease
-Ontology.
+Ontology and the NCI Thesaurus disease subset (``scripts/terminology_ncit.py``: which NCIt concepts and names
+are kept, and how the two ontologies are linked).
 
     .venv/bin/python scripts/build_terminology.py [--data ../shared/data] [--check]
 
-Writes ``src/clineval/text/names/data/terminology/disease_ontology.tsv.gz`` (deterministic: sorted, gzip mtime
-0, byte-identical on rerun). ``--check`` builds in memory and exits 1 when the packaged file differs.
+Writes ``src/clineval/text/names/data/terminology/disease_terminology.tsv.gz`` (deterministic: sorted, gzip
+mtime 0, byte-identical on rerun). ``--check`` builds in memory and exits 1 when the packaged file differs.
 Needs the optional extra ``build-vocab`` (obonet); the runtime reads only the artefact.
 
 Sources (``DATA/disease_ontology``, see its SOURCE.md): ``HumanDO_2016-06-17.obo`` (CC BY 3.0),
-``subsets_2026/*.obo`` and ``HumanDO_labels_parents_2026.tsv`` (CC0 1.0). HPO is NOT used (licence).
+``subsets_2026/*.obo`` and ``HumanDO_labels_parents_2026.tsv`` (CC0 1.0); ``DATA/ncit_disease`` (CC BY 4.0).
+HPO is NOT used (licence).
 
 Parser choice (parsing the 2016 file, 4.0 MB, 9,300 terms; wall time, 3 runs, 2-core build machine):
 
@@ -48,8 +50,9 @@ NARROW / BROAD), release (2016: CC BY 3.0; 2026: CC0 1.0). Filters, in order:
 4. one name per (concept, key): the strongest scope wins (LABEL > EXACT > NARROW > RELATED > BROAD), then the
    2026 release (CC0), then a display form equal to the key, then the first in sorted order.
 
-A key that is the LABEL or an EXACT name of two or more concepts is listed in ``ambiguous``: the loader
-returns all its concepts.
+A key that is the LABEL or an EXACT name of two or more concepts of one ontology is listed in ``ambiguous``:
+the loader returns all its concepts. ``L`` rows link an NCIt concept to the DOID it is the same concept as
+(one-to-one cross-references only; ``terminology_ncit.links``).
 """
 
 from __future__ import annotations
@@ -67,14 +70,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import terminology_ncit as ncit  # scripts/ (this script's folder is on sys.path)
+
 from clineval.text.names.diagnosis_vocab import name_key
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "data"
-OUTPUT = ROOT / "src" / "clineval" / "text" / "names" / "data" / "terminology" / "disease_ontology.tsv.gz"
-FORMAT = 1
+OUTPUT = ROOT / "src" / "clineval" / "text" / "names" / "data" / "terminology" / "disease_terminology.tsv.gz"
+FORMAT = 2
 SCOPES = ("LABEL", "EXACT", "NARROW", "RELATED", "BROAD")
-RELEASES = {"2016": "CC BY 3.0", "2026": "CC0 1.0"}
+RELEASES = {"2026": "CC0 1.0", "2016": "CC BY 3.0", ncit.NCIT_RELEASE: ncit.NCIT_LICENCE}
+RELEASE_RANK = {release: i for i, release in enumerate(RELEASES)}
 _SYNONYM = re.compile(r'^"((?:[^"\\]|\\.)*)"\s+(EXACT|RELATED|NARROW|BROAD)\b')
 _SEMANTIC_TAG = re.compile(
     r"\s*\((?:disorder|finding|morphologic abnormality|qualifier value|situation|event|morphology)\)\s*$",
@@ -91,7 +97,7 @@ class Name:
     cid: str
     key: str
     rank: int  # index in SCOPES
-    release_rank: int  # 0 = 2026, 1 = 2016
+    release_rank: int  # index in RELEASES: 0 = DO 2026, 1 = DO 2016, 2 = NCIt
     altered: bool  # the display differs from the key (case, punctuation): a verbatim lower-case form wins
     display: str
 
@@ -195,7 +201,7 @@ def make_name(cid: str, text: str, scope: str, release: str) -> Name | None:
     key = name_key(display)
     if not key:
         return None
-    return Name(cid, key, SCOPES.index(scope), 0 if release == "2026" else 1, display != key, display)
+    return Name(cid, key, SCOPES.index(scope), RELEASE_RANK[release], display != key, display)
 
 
 def raw_names(
@@ -249,6 +255,8 @@ def merge_subsets(folder: Path) -> tuple[str, dict[str, dict[str, Any]]]:
             into = merged.setdefault(tid, {"synonym": [], "alt_id": []})
             into["synonym"] += [s for s in term.get("synonym", []) if s not in into["synonym"]]
             into["alt_id"] += [a for a in term.get("alt_id", []) if a not in into["alt_id"]]
+            into.setdefault("xref", [])
+            into["xref"] += [x for x in term.get("xref", []) if x not in into["xref"]]
             into["is_obsolete"] = term.get("is_obsolete", into.get("is_obsolete", "false"))
             if "name" in term:
                 into["name"] = term["name"]
@@ -261,16 +269,67 @@ def build(data: Path) -> dict[str, Any]:
     version_2026, subsets = merge_subsets(folder / "subsets_2026")
     version_2016, old = read_obo(folder / "HumanDO_2016-06-17.obo")
     current, parents = read_current(folder / "HumanDO_labels_parents_2026.tsv", obo_labels(subsets, old))
-    names = best_names(n for n in raw_names(current, subsets, old) if n is not None)
+    do_names = best_names(n for n in raw_names(current, subsets, old) if n is not None)
+    labels, ncit_parents, synonyms = ncit.read_ncit(data)
+    keep, _grouping = ncit.kept_concepts(labels, ncit_parents)
+    linked = ncit.links(ncit_xrefs(current, subsets, old), keep)
+    ncit_names = best_names(ncit_raw_names(keep, labels, synonyms, linked, do_names))
+    concepts = {cid: [current[cid], parents[cid]] for cid in current}
+    concepts |= {cid: [labels[cid], ncit.kept_parents(cid, keep, ncit_parents)] for cid in keep}
     return {
         "format": FORMAT,
-        "version": release_version(version_2016, version_2026),
+        "version": f"{release_version(version_2016, version_2026)}; {ncit.NCIT_RELEASE}",
         "scopes": list(SCOPES),
-        "releases": [["2026", RELEASES["2026"]], ["2016", RELEASES["2016"]]],
-        "concepts": {cid: [current[cid], parents[cid]] for cid in sorted(current)},
-        "names": names_by_concept(names),
-        "ambiguous": ambiguous_keys(names),
+        "releases": [[release, licence] for release, licence in RELEASES.items()],
+        "concepts": dict(sorted(concepts.items())),
+        "names": names_by_concept(sorted(do_names + ncit_names)),
+        "ambiguous": sorted(set(ambiguous_keys(do_names)) | set(ambiguous_keys(ncit_names))),
+        "links": linked,
     }
+
+
+def ncit_xrefs(
+    current: dict[str, str], subsets: dict[str, dict[str, Any]], old: dict[str, dict[str, Any]]
+) -> dict[str, set[str]]:
+    """DOID -> NCIt cross-references: the 2026 subset files', else the 2016 file's (its term mapped to the
+    current id as its synonyms are)."""
+    found = ncit.do_ncit_xrefs(subsets, current)
+    aliases = alias_map(old, subsets)
+    by_key = {name_key(label): cid for cid, label in sorted(current.items())}
+    from_2016: dict[str, set[str]] = defaultdict(set)
+    for tid, term in sorted(old.items()):
+        if is_obsolete(term) or "name" not in term:
+            continue
+        cid = map_2016(tid, str(term["name"]), current, aliases, by_key)
+        if cid is not None and cid not in found:
+            from_2016[cid] |= ncit.do_ncit_xrefs({cid: term}, current).get(cid, set())
+    return found | {cid: refs for cid, refs in from_2016.items() if refs}
+
+
+def ncit_raw_names(
+    keep: set[str],
+    labels: dict[str, str],
+    synonyms: dict[str, list[str]],
+    linked: dict[str, str],
+    do_names: list[Name],
+) -> Iterator[Name]:
+    """The NCIt names kept (``terminology_ncit`` rules 3 and 4)."""
+    do_owners: dict[str, set[str]] = defaultdict(set)
+    for n in do_names:
+        if n.rank <= SCOPES.index("EXACT"):
+            do_owners[n.key].add(n.cid)
+    for cid in sorted(keep):
+        label = make_name(cid, labels[cid], "LABEL", ncit.NCIT_RELEASE)
+        if label is not None:
+            yield label
+        for text in synonyms.get(cid, ()):
+            name = make_name(cid, text, "EXACT", ncit.NCIT_RELEASE) if ncit.synonym_allowed(text) else None
+            if name is None:
+                continue
+            owners = do_owners.get(name.key)
+            if owners and linked.get(cid) not in owners:
+                continue  # rule 4: the Disease Ontology reads this name as another concept
+            yield name
 
 
 def release_version(version_2016: str, version_2026: str) -> str:
@@ -291,7 +350,7 @@ def _cell(text: str) -> str:
 
 
 def tsv_lines(artefact: dict[str, Any]) -> Iterator[str]:
-    """The artefact as TSV lines: "#" headers, then C (concept), N (name) and A (ambiguous key) rows."""
+    """The artefact as TSV lines: "#" headers, then C (concept), N (name), A (ambiguous key), L (link)."""
     yield f"#format\t{artefact['format']}"
     yield f"#version\t{artefact['version']}"
     yield "#scopes\t" + "\t".join(artefact["scopes"])
@@ -303,6 +362,8 @@ def tsv_lines(artefact: dict[str, Any]) -> Iterator[str]:
             yield f"N\t{key}\t{cid}\t{scope}\t{release}\t{_cell(display)}"
     for key in artefact["ambiguous"]:
         yield f"A\t{key}"
+    for ncit_id, doid in artefact["links"].items():
+        yield f"L\t{ncit_id}\t{doid}"
 
 
 def serialise(artefact: dict[str, Any]) -> bytes:

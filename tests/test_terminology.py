@@ -51,7 +51,8 @@ def test_label_source_is_the_2026_release(term: Terminology) -> None:
 
 def test_cerebrovascular_accident_is_exact_for_cerebrovascular_disease(term: Terminology) -> None:
     # 2016 file, DOID:6713 cerebrovascular disease: synonym: "cerebrovascular accident" EXACT []
-    assert term.concepts(name_key("Cerebrovascular accident")) == ("DOID:6713",)
+    # and NCIt 2018-06-08, NCIT:C3390 is labelled "Cerebrovascular Accident" (not linked: DO xrefs C2938)
+    assert term.concepts(name_key("Cerebrovascular accident")) == ("DOID:6713", "NCIT:C3390")
     assert term.label("DOID:6713") == "cerebrovascular disease"
 
 
@@ -68,9 +69,13 @@ def test_nephrolithiasis_ancestors(term: Terminology) -> None:
     # < disease (the root, DOID:4)
     ancestors = term.ancestors("DOID:585")
     assert term.parents("DOID:585") == ("DOID:557",)
+    # kidney disease DOID:557 is NCIT:C3149 Kidney Disorder (one-to-one xref), child of NCIt's
+    # C3430 Urinary System Disorder, which no DOID links to one-to-one: the merged graph holds both
+    assert term.parents("DOID:557") == ("DOID:18", "NCIT:C3430")
     assert {term.label(cid): depth for cid, depth in ancestors.items()} == {
         "kidney disease": 1,
         "urinary system disease": 2,
+        "Urinary System Disorder": 2,
         "disease of anatomical entity": 3,
         "disease": 4,
     }
@@ -181,6 +186,17 @@ KEPT_FINDING_NAMES = {
     "amnesia": "amnestic disorder",
     "erectile dysfunction": "impotence",
     "myocardial ischemia": "coronary artery disease",
+    # issue 25, NCIt 2018-06-08 (reviewed): a finding named by a finding concept of NCIt's Finding branch ...
+    "wheeze": "Wheezing",
+    "pyrexia": "Fever",
+    "shortness of breath": "Dyspnea",
+    "convulsion": "Seizure",
+    "bleeding": "Hemorrhage",
+    "tumor": "Tumor Mass",
+    "mouth ulcer": "Mouth Sore",
+    # ... or the disease a differential means by it
+    "sepsis": "Septicemia",
+    "infection": "Infectious Disorder",  # a category: relates to its members by is_a only
 }
 
 

@@ -53,6 +53,7 @@ from clineval.text.names import acronyms, ontology_match
 from clineval.text.names.diagnosis_vocab import DiagnosisVocabulary, load_vocabulary, name_key
 from clineval.text.names.features import conflict, overlap
 from clineval.text.names.resolution import Resolved, resolve
+from clineval.text.names.terminology import ontology_of
 
 Tier: TypeAlias = Literal["exact", "synonym", "hierarchy", "overlap"]
 Side: TypeAlias = Literal["a", "b"]
@@ -150,7 +151,13 @@ def _ontology(a: Resolved, b: Resolved, allow_hierarchy: bool) -> Equivalence | 
     found = ontology_match.shared(a.concepts, b.concepts)
     if found is not None:
         cid, ka, kb = found
-        why = "; ".join(dict.fromkeys(ontology_match.explain(k, cid) for k in (ka, kb)))
+        stored = (
+            ontology_match.evidence_of(a.concepts, ka, cid),
+            ontology_match.evidence_of(b.concepts, kb, cid),
+        )
+        why = "; ".join(
+            dict.fromkeys(ontology_match.explain(k, c) for k, c in zip((ka, kb), stored, strict=True))
+        )
         return Equivalence(True, "synonym", CONFIDENCE["ontology_synonym"], why)
     if not allow_hierarchy:
         return None
@@ -159,11 +166,17 @@ def _ontology(a: Resolved, b: Resolved, allow_hierarchy: bool) -> Equivalence | 
         return None
     narrow, broad, depth, a_is_narrow = sub
     term = ontology_match.terminology()
-    shown = f"{narrow} {term.label(narrow)}" if narrow.startswith("DOID:") else f"NARROW synonym {narrow!r}"
+    is_id = narrow.startswith(("DOID:", "NCIT:"))
+    shown = f"{narrow} {term.label(narrow)}" if is_id else f"NARROW synonym {narrow!r}"
     how = "is_a" if depth == 1 else f"is_a ({depth} levels)"
     conf = CONFIDENCE["hierarchy" if depth == 1 else "hierarchy_indirect"]
-    text = f"{shown} {how} {broad} {term.label(broad)}, {ONTOLOGY}"
+    text = f"{shown} {how} {broad} {term.label(broad)}, {_sources(narrow, broad)}"
     return Equivalence(True, "hierarchy", conf, text, "b" if a_is_narrow else "a")
+
+
+def _sources(*cids: str) -> str:
+    """ "Disease Ontology", "NCI Thesaurus" or both, for the ids an explanation names."""
+    return " + ".join(dict.fromkeys(sorted(ontology_of(c) for c in cids if ":" in c))) or ONTOLOGY
 
 
 def _components(a: Resolved, b: Resolved, vocab: DiagnosisVocabulary) -> Equivalence | None:
@@ -209,7 +222,7 @@ def _compare(a: Resolved, b: Resolved, vocab: DiagnosisVocabulary, allow_hierarc
     if apart is not None:  # two Disease Ontology concepts, neither is_a the other: never merged by words
         term = ontology_match.terminology()
         ca, cb = apart
-        why = f"distinct concepts {ca} {term.label(ca)} and {cb} {term.label(cb)} ({ONTOLOGY})"
+        why = f"distinct concepts {ca} {term.label(ca)} and {cb} {term.label(cb)} ({_sources(ca, cb)})"
         return Equivalence(False, None, 0.0, f"no tier matched ({why})")
     ov = overlap(a.features, b.features)
     if ov.added:  # the longer name narrows the shorter: a subtype by name, not the same disease

@@ -1,10 +1,14 @@
-"""Disease Ontology evidence for diagnosis equivalence: concepts of a name, synonymy, is_a, distinctness.
+"""Disease Ontology and NCIt evidence for diagnosis equivalence: concepts of a name, synonymy, is_a,
+distinctness. Concepts are canonical ids (an NCIt concept linked to a DOID is that DOID,
+``Terminology.canonical``); the evidence keeps the concept the name was found in, for the explanation.
 
 Used by ``clineval.text.names.equivalence`` below the curated layer (curated groups and hierarchy edges win,
 a user's file wins over both). Scope policy: a name's LABEL or EXACT keys give its concepts (synonym
 evidence); a NARROW synonym makes the name a subtype of that concept (hierarchy evidence); RELATED and
-BROAD synonyms are ignored. An ambiguous key (an EXACT name of several concepts) resolves to the one
-concept whose label it is, else to none. A symptom, sign or result that the ontology lists as an EXACT
+BROAD synonyms are ignored. An ambiguous key (an EXACT name of several concepts of one ontology) resolves to
+the one concept whose label it is, else to none; each ontology is read apart, so a name that both hold for
+concepts they do not link resolves to both. A two-letter upper-case name ("AS", "MS", "VF") is used only when
+it names one concept in the whole terminology. A symptom, sign or result that the ontology lists as an EXACT
 synonym of a differently named disease concept ("bronchospasm" of "bronchial disease") never resolves to it
 (``data/finding_names.tsv``, ``finding_exclusions``): a finding is not a diagnosis, let alone a disease class.
 """
@@ -30,8 +34,9 @@ class Concepts:
 
     exact: frozenset[str]
     narrower_of: frozenset[str]
-    evidence: tuple[tuple[str, str], ...]  # (key, concept) for the explanation
-    narrow_evidence: tuple[tuple[str, str], ...] = ()  # (key, broader concept)
+    evidence: tuple[tuple[str, str], ...]  # (key, concept as stored) for the explanation
+    narrow_evidence: tuple[tuple[str, str], ...] = ()  # (key, broader canonical concept)
+    ontologies: frozenset[str] = frozenset()  # "DO" / "NCIt": which ontologies resolve the name
 
 
 NONE = Concepts(frozenset(), frozenset(), ())
@@ -47,10 +52,13 @@ def _label_key(term: Terminology, cid: str) -> str:
 
 
 def _abbreviation(term: Terminology, key: str, cid: str) -> bool:
-    """A two-letter upper-case name ("AS", "MS", "PE"): ambiguous out of context, not used as evidence
-    (longer ones, "SIADH", "AIDS", "ALL", name one disease in practice)."""
+    """A two-letter upper-case name ("AS", "MS", "PE") that names more than one concept in the terminology:
+    ambiguous out of context, not used as evidence ("VF" names only ventricular fibrillation: used; longer
+    ones, "SIADH", "AIDS", "ALL", name one disease in practice)."""
     display = term.name_source(key, cid).display
-    return len(display) <= 2 and display.isupper()
+    if not (len(display) <= 2 and display.isupper()):
+        return False
+    return len({term.canonical(c) for c in term.concepts(key)}) > 1
 
 
 FINDING_NAMES = "finding_names.tsv"
@@ -65,6 +73,20 @@ def finding_exclusions() -> frozenset[tuple[str, str]]:
     return frozenset((name_key(row[0]), row[1].strip()) for row in rows)
 
 
+def _by_ontology(term: Terminology, key: str, ids: tuple[str, ...]) -> tuple[str, ...]:
+    """The concepts a key names, ambiguity resolved within each ontology (by label, else none)."""
+    kept: list[str] = []
+    for group in (
+        tuple(c for c in ids if c.startswith("DOID:")),
+        tuple(c for c in ids if c.startswith("NCIT:")),
+    ):
+        if len({term.canonical(c) for c in group}) > 1:
+            group = tuple(c for c in group if _label_key(term, c) == key)
+            group = group if len({term.canonical(c) for c in group}) == 1 else ()
+        kept += group
+    return tuple(kept)
+
+
 def concepts_of(forms: Iterable[str], term: Terminology | None = None) -> Concepts:
     """The concepts of a name's normalised forms (LABEL/EXACT), ambiguity resolved by label, finding names
     (``finding_exclusions``) left out."""
@@ -74,19 +96,24 @@ def concepts_of(forms: Iterable[str], term: Terminology | None = None) -> Concep
     evidence: list[tuple[str, str]] = []
     excluded = finding_exclusions()
     for key in forms:
-        ids = tuple(c for c in t.concepts(key) if not _abbreviation(t, key, c) and (key, c) not in excluded)
-        if len(ids) > 1:
-            ids = tuple(c for c in ids if _label_key(t, c) == key)
-            ids = ids if len(ids) == 1 else ()
-        exact.update(ids)
+        ids = tuple(
+            c
+            for c in t.concepts(key)
+            if not _abbreviation(t, key, c) and not {(key, c), (key, t.canonical(c))} & excluded
+        )
+        ids = _by_ontology(t, key, ids) if len(ids) > 1 else ids
+        exact.update(t.canonical(c) for c in ids)
         evidence += [(key, c) for c in ids]
-        narrow += [(key, c) for c in t.narrower(key)]
+        narrow += [(key, t.canonical(c)) for c in t.narrower(key)]
     broader = frozenset(c for _, c in narrow) - exact
-    return Concepts(frozenset(exact), broader, tuple(evidence), tuple(x for x in narrow if x[1] in broader))
+    found = frozenset(o for c in exact for o in t.ontologies(c))
+    narrow_evidence = tuple(x for x in narrow if x[1] in broader)
+    return Concepts(frozenset(exact), broader, tuple(evidence), narrow_evidence, found)
 
 
 def explain(key: str, cid: str, term: Terminology | None = None) -> str:
-    """ "DOID:585 nephrolithiasis, EXACT synonym 'kidney stones', Disease Ontology 2016"."""
+    """ "DOID:585 nephrolithiasis, EXACT synonym 'kidney stones', Disease Ontology 2016"; ``cid`` as stored
+    (an NCIt concept is named as itself even when it is linked to a DOID)."""
     t = term or terminology()
     try:
         return t.name_source(key, cid).explain(cid, t.label(cid))
@@ -100,9 +127,16 @@ def shared(a: Concepts, b: Concepts) -> tuple[str, str, str] | None:
     if not common:
         return None
     cid = min(common)
-    ka = next(k for k, c in a.evidence if c == cid)
-    kb = next(k for k, c in b.evidence if c == cid)
+    t = terminology()
+    ka = next(k for k, c in a.evidence if t.canonical(c) == cid)
+    kb = next(k for k, c in b.evidence if t.canonical(c) == cid)
     return cid, ka, kb
+
+
+def evidence_of(found: Concepts, key: str, cid: str) -> str:
+    """The stored concept through which ``key`` reached the canonical ``cid`` (for the explanation)."""
+    t = terminology()
+    return next((c for k, c in found.evidence if k == key and t.canonical(c) == cid), cid)
 
 
 def subtype(a: Concepts, b: Concepts, term: Terminology | None = None) -> tuple[str, str, int, bool] | None:
@@ -127,8 +161,8 @@ def subtype(a: Concepts, b: Concepts, term: Terminology | None = None) -> tuple[
 def distinct(a: Concepts, b: Concepts, term: Terminology | None = None) -> tuple[str, str] | None:
     """(concept of a, concept of b) when both names resolve and share no concept and neither is_a the
     other: two different diseases, whatever their words share ("heat stroke" vs "stroke")."""
-    if not a.exact or not b.exact or a.exact & b.exact:
-        return None
+    if not a.exact or not b.exact or a.exact & b.exact or not a.ontologies & b.ontologies:
+        return None  # (resolved in two ontologies that do not link them: no evidence either way)
     if subtype(a, b, term) is not None:
         return None
     t = term or terminology()

@@ -1,10 +1,11 @@
-"""Disease terminology from the Human Disease Ontology: names, synonym scopes, is_a hierarchy.
+"""Disease terminology from the Human Disease Ontology and the NCI Thesaurus: names, synonym scopes, is_a.
 
-The artefact ``data/terminology/disease_ontology.tsv.gz`` is built by ``scripts/build_terminology.py``
+The artefact ``data/terminology/disease_terminology.tsv.gz`` is built by ``scripts/build_terminology.py``
 (sources, licences and attribution: ``data/terminology/SOURCE.md``). It is read lazily, on the first call of
 ``load_terminology()`` (cached), never at import of ``clineval.text``.
 
-API (keys are ``clineval.text.names.diagnosis_vocab.name_key`` of a name; ids are current "DOID:..." ids)::
+API (keys are ``clineval.text.names.diagnosis_vocab.name_key`` of a name; ids are current "DOID:..." ids and
+"NCIT:C..." codes of the NCIt disease subset's disease and finding concepts)::
 
     term = load_terminology()
     term.concepts(key)         -> ("DOID:585",)        LABEL or EXACT names only; an ambiguous key gives all
@@ -14,6 +15,8 @@ API (keys are ``clineval.text.names.diagnosis_vocab.name_key`` of a name; ids ar
     term.label(cid)            -> "nephrolithiasis"    (KeyError for an unknown or obsolete id)
     term.parents(cid)          -> ("DOID:557",)
     term.ancestors(cid)        -> {"DOID:557": 1, ...} every ancestor, depth 1 = parent, the shortest path
+    term.canonical(cid)        -> the DOID an NCIt concept is linked to (one-to-one xref), else the id itself
+    term.ontologies(cid)       -> {"DO"}, {"NCIt"} or both (a canonical id linked across)
     term.name_source(key, cid) -> NameSource(display, scope, release, licence); .explain() for a reason text
     term.names(cid)            -> the LABEL and EXACT names of a concept, as written
     term.version, term.sha256  -> provenance of the artefact
@@ -21,6 +24,10 @@ API (keys are ``clineval.text.names.diagnosis_vocab.name_key`` of a name; ids ar
 Scope policy (the caller's, documented here): LABEL and EXACT names are synonyms of the concept; a NARROW
 synonym names something more specific than the concept, so it is hierarchy (the key is a subtype of the
 concept), never a synonym; RELATED and BROAD synonyms are neither and should not be used for equivalence.
+
+The two ontologies are one graph: an NCIt concept linked to a DOID (``L`` rows) is that DOID
+(``canonical``), and the parents of a canonical id are its DO parents and its linked NCIt concept's parents,
+canonicalised (``parents``, ``ancestors``); an NCIt concept not linked stays an ``NCIT:`` id of its own.
 """
 
 from __future__ import annotations
@@ -33,8 +40,21 @@ from functools import lru_cache
 from importlib import resources
 from types import MappingProxyType
 
-ARTEFACT = "disease_ontology.tsv.gz"
+ARTEFACT = "disease_terminology.tsv.gz"
 SOURCE_TEXT = "Disease Ontology"
+NCIT_TEXT = "NCI Thesaurus"
+
+
+def source_text(release: str) -> str:
+    """ "Disease Ontology 2016", "NCI Thesaurus 2018-06-08" for a stored release."""
+    if release.startswith("NCIt "):
+        return f"{NCIT_TEXT} {release.removeprefix('NCIt ')}"
+    return f"{SOURCE_TEXT} {release}"
+
+
+def ontology_of(cid: str) -> str:
+    """ "NCI Thesaurus" for an NCIT: id, else "Disease Ontology"."""
+    return NCIT_TEXT if cid.startswith("NCIT:") else SOURCE_TEXT
 
 
 @dataclass(frozen=True)
@@ -43,15 +63,18 @@ class NameSource:
 
     display: str
     scope: str  # LABEL, EXACT, NARROW, RELATED, BROAD
-    release: str  # "2016" or "2026"
-    licence: str  # "CC BY 3.0" or "CC0 1.0"
+    release: str  # "2016" or "2026" (Disease Ontology), "NCIt 2018-06-08"
+    licence: str  # "CC BY 3.0", "CC0 1.0" or "CC BY 4.0"
 
     def explain(self, cid: str, label: str) -> str:
-        """E.g. "DOID:585 nephrolithiasis, EXACT synonym 'kidney stones', Disease Ontology 2016"."""
+        """E.g. "DOID:585 nephrolithiasis, EXACT synonym 'kidney stones', Disease Ontology 2016",
+        "NCIT:C50799 Ventricular Fibrillation, EXACT synonym 'VF', NCI Thesaurus 2018-06-08"."""
         kind = "label" if self.scope == "LABEL" else f"{self.scope} synonym"
-        return f"{cid} {label}, {kind} '{self.display}', {SOURCE_TEXT} {self.release}"
+        return f"{cid} {label}, {kind} '{self.display}', {source_text(self.release)}"
 
 
+_DO, _NCIT = frozenset({"DO"}), frozenset({"NCIt"})
+_BOTH = _DO | _NCIT
 _KIND = {"LABEL": "exact", "EXACT": "exact", "NARROW": "narrow", "RELATED": "related", "BROAD": "related"}
 
 
@@ -61,17 +84,40 @@ class Terminology:
 
     Artefact layout (gzipped UTF-8 TSV): header lines ``#format``, ``#version``, ``#scopes`` (names by index),
     ``#releases`` (``release=licence`` by index); ``C id label parent,parent``; ``N key id scope-index
-    release-index display`` (display empty when equal to the key); ``A key`` for an ambiguous key.
+    release-index display`` (display empty when equal to the key); ``A key`` for an ambiguous key; ``L ncit-id
+    doid`` for an NCIt concept that is a DOID (one-to-one cross-reference).
     """
 
     version: str
     sha256: str
-    _concepts: dict[str, tuple[str, tuple[str, ...]]]  # id -> (label, parents)
-    _names: dict[str, list[tuple[str, str, str, str]]]  # id -> [(key, scope index, release index, display)]
-    _index: dict[str, dict[str, list[str]]]  # "exact" / "narrow" / "related" -> key -> ids
-    _header: dict[str, list[str]]
-    _ambiguous: frozenset[str]
-    _ancestors: dict[str, Mapping[str, int]] = field(default_factory=dict)
+    _concepts: dict[str, tuple[str, str]] = field(repr=False)  # id -> (label, "parent,parent")
+    _rows: list[list[str]] = field(repr=False)  # [key, id, scope, release, display] per name
+    _index: dict[str, dict[str, list[str]]] = field(repr=False)  # kind of scope -> key -> ids
+    _header: dict[str, list[str]] = field(repr=False)
+    _ambiguous: frozenset[str] = field(repr=False)
+    _links: dict[str, str] = field(default_factory=dict, repr=False)  # NCIt id -> DOID (one-to-one xref)
+    _linked_from: dict[str, str] = field(default_factory=dict, repr=False)  # DOID -> NCIt id
+    _ancestors: dict[str, Mapping[str, int]] = field(default_factory=dict, repr=False)
+    _parents: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
+    _by_concept: dict[str, list[list[str]]] = field(default_factory=dict, repr=False)
+
+    @property
+    def _names(self) -> dict[str, list[list[str]]]:
+        """id -> [[key, id, scope index, release index, display], ...], built on first use."""
+        if not self._by_concept and self._rows:
+            for row in self._rows:
+                self._by_concept.setdefault(row[1], []).append(row)
+        return self._by_concept
+
+    def canonical(self, cid: str) -> str:
+        """The DOID a linked NCIt concept is, else ``cid``."""
+        return self._links.get(cid, cid)
+
+    def ontologies(self, cid: str) -> frozenset[str]:
+        """The ontologies that hold a canonical id: {"NCIt"}, {"DO"}, or both when linked."""
+        if cid.startswith("NCIT:"):
+            return _NCIT
+        return _BOTH if cid in self._linked_from else _DO
 
     def concepts(self, key: str) -> tuple[str, ...]:
         """Concepts with this key as LABEL or EXACT name (several when the key is ambiguous)."""
@@ -93,8 +139,15 @@ class Terminology:
         return self._concepts[cid][0]
 
     def parents(self, cid: str) -> tuple[str, ...]:
-        entry = self._concepts.get(cid)
-        return entry[1] if entry else ()
+        """Canonical parents: of a DOID, its DO parents and its linked NCIt concept's (canonicalised)."""
+        found = self._parents.get(cid)
+        if found is None:
+            own = self._concepts.get(self.canonical(cid))
+            ups = own[1].split(",") if own and own[1] else []
+            other = self._concepts.get(self._linked_from.get(cid, ""))
+            ups += other[1].split(",") if other and other[1] else ()
+            found = self._parents[cid] = tuple(dict.fromkeys(self.canonical(u) for u in ups if u != cid))
+        return found
 
     def ancestors(self, cid: str) -> Mapping[str, int]:
         """Every ancestor of a concept with its minimal depth (1 = parent); cached per concept."""
@@ -128,12 +181,14 @@ class Terminology:
         """The LABEL and EXACT names of a concept, as written (its synonyms, for text search)."""
         exact = {i for i, name in enumerate(self._header["scopes"]) if name in ("LABEL", "EXACT")}
         return tuple(
-            display or key for key, scope_i, _, display in self._names.get(cid, ()) if int(scope_i) in exact
+            display or key
+            for key, _, scope_i, _, display in self._names.get(cid, ())
+            if int(scope_i) in exact
         )
 
     def name_source(self, key: str, cid: str) -> NameSource:
         """The stored name of ``cid`` with this key (KeyError when the concept has none)."""
-        for name_key, scope_i, release_i, display in self._names.get(cid, ()):
+        for name_key, _, scope_i, release_i, display in self._names.get(cid, ()):
             if name_key == key:
                 release, licence = self._header["releases"][int(release_i)].split("=", 1)
                 return NameSource(display or key, self._header["scopes"][int(scope_i)], release, licence)
@@ -144,46 +199,41 @@ class Terminology:
 
 
 def parse_terminology(blob: bytes) -> Terminology:
-    """A ``Terminology`` from the bytes of the artefact."""
-    header: dict[str, list[str]] = {}
-    concepts: dict[str, tuple[str, tuple[str, ...]]] = {}
-    names: dict[str, list[tuple[str, str, str, str]]] = {}
-    rows: list[tuple[str, str, str]] = []  # (scope index, key, id)
-    ambiguous: list[str] = []
-    for line in gzip.decompress(blob).decode("utf-8").splitlines():
-        kind, *cells = line.split("\t")
-        if kind == "N":
-            key, cid, scope_i, release_i, display = cells
-            names.setdefault(cid, []).append((key, scope_i, release_i, display))
-            rows.append((scope_i, key, cid))
-        elif kind == "C":
-            concepts[cells[0]] = (cells[1], tuple(cells[2].split(",")) if cells[2] else ())
-        elif kind == "A":
-            ambiguous.append(cells[0])
-        else:
-            header[kind.lstrip("#")] = cells
+    """A ``Terminology`` from the bytes of the artefact. Rows come in sections (headers, C, N, A, L), each
+    split at once; the per-concept name lists are built on first use (explanations only)."""
+    text = gzip.decompress(blob).decode("utf-8")
+    head, _, rest = text.partition("\nC\t")
+    c_part, _, rest = rest.partition("\nN\t")
+    n_part, _, rest = rest.partition("\nA\t")
+    a_part, _, l_part = rest.partition("\nL\t")
+    header = {cells[0].lstrip("#"): cells[1:] for cells in (h.split("\t") for h in head.split("\n"))}
+    concepts = {r[0]: (r[1], r[2]) for r in (c.split("\t") for c in c_part.split("\nC\t"))}
+    rows = [r.split("\t") for r in n_part.split("\nN\t")]
+    links = dict(r.split("\t") for r in l_part.rstrip("\n").split("\nL\t")) if l_part else {}
     return Terminology(
         version=header["version"][0],
         sha256=hashlib.sha256(blob).hexdigest(),
         _concepts=concepts,
-        _names=names,
+        _rows=rows,
         _index=_indexes(rows, header["scopes"]),
         _header=header,
-        _ambiguous=frozenset(ambiguous),
+        _ambiguous=frozenset(a_part.rstrip("\n").split("\nA\t")) if a_part else frozenset(),
+        _links=links,
+        _linked_from={doid: ncit for ncit, doid in links.items()},
     )
 
 
-def _indexes(rows: list[tuple[str, str, str]], scopes: list[str]) -> dict[str, dict[str, list[str]]]:
+def _indexes(rows: list[list[str]], scopes: list[str]) -> dict[str, dict[str, list[str]]]:
     """key -> concept ids, per kind of scope (``_KIND``)."""
-    kinds = [_KIND[scope] for scope in scopes]
     index: dict[str, dict[str, list[str]]] = {"exact": {}, "narrow": {}, "related": {}}
-    for scope_i, key, cid in rows:
-        index[kinds[int(scope_i)]].setdefault(key, []).append(cid)
+    by_scope = {str(i): index[_KIND[scope]] for i, scope in enumerate(scopes)}
+    for key, cid, scope_i, _release, _display in rows:
+        by_scope[scope_i].setdefault(key, []).append(cid)
     return index
 
 
 @lru_cache(maxsize=1)
 def load_terminology() -> Terminology:
-    """The packaged Disease Ontology terminology, read once."""
+    """The packaged Disease Ontology + NCIt terminology, read once."""
     path = resources.files("clineval.text.names") / "data" / "terminology" / ARTEFACT
     return parse_terminology(path.read_bytes())
