@@ -197,6 +197,7 @@ KEPT_FINDING_NAMES = {
     # ... or the disease a differential means by it
     "sepsis": "Septicemia",
     "infection": "Infectious Disorder",  # a category: relates to its members by is_a only
+    "colic": "Infantile Colic",  # issue 25 lay name (diagnosis context only): colic in a differential
 }
 
 

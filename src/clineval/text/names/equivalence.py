@@ -203,6 +203,17 @@ def _components(a: Resolved, b: Resolved, vocab: DiagnosisVocabulary) -> Equival
 
 
 def _compare(a: Resolved, b: Resolved, vocab: DiagnosisVocabulary, allow_hierarchy: bool) -> Equivalence:
+    found = _compare_forms(a, b, vocab, allow_hierarchy)
+    if not found.equivalent or not (a.rewrites or b.rewrites):
+        return found
+    # cite the lay name / drug name / qualifier rule that gave a form (lay names: their public source)
+    why = "; ".join(dict.fromkeys(reason for _, reason in (*a.rewrites, *b.rewrites)))
+    return Equivalence(True, found.tier, found.confidence, f"{found.explanation}; via {why}", found.broader)
+
+
+def _compare_forms(
+    a: Resolved, b: Resolved, vocab: DiagnosisVocabulary, allow_hierarchy: bool
+) -> Equivalence:
     if not a.forms or not b.forms:
         return Equivalence(False, None, 0.0, "an empty name matches nothing")
     if not a.signature & b.signature:

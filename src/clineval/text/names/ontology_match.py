@@ -7,8 +7,8 @@ a user's file wins over both). Scope policy: a name's LABEL or EXACT keys give i
 evidence); a NARROW synonym makes the name a subtype of that concept (hierarchy evidence); RELATED and
 BROAD synonyms are ignored. An ambiguous key (an EXACT name of several concepts of one ontology) resolves to
 the one concept whose label it is, else to none; each ontology is read apart, so a name that both hold for
-concepts they do not link resolves to both. A two-letter upper-case name ("AS", "MS", "VF") is used only when
-it names one concept in the whole terminology. A symptom, sign or result that the ontology lists as an EXACT
+concepts they do not link resolves to both. A two-letter upper-case name ("AS", "MS") is not used, except
+"VF" and "AF" (``SHORT_NAMES``). A symptom, sign or result that the ontology lists as an EXACT
 synonym of a differently named disease concept ("bronchospasm" of "bronchial disease") never resolves to it
 (``data/finding_names.tsv``, ``finding_exclusions``): a finding is not a diagnosis, let alone a disease class.
 """
@@ -51,14 +51,16 @@ def _label_key(term: Terminology, cid: str) -> str:
     return name_key(term.label(cid))
 
 
+SHORT_NAMES = frozenset({"vf", "af"})  # two-letter names that mean one rhythm in any differential (reviewed)
+
+
 def _abbreviation(term: Terminology, key: str, cid: str) -> bool:
-    """A two-letter upper-case name ("AS", "MS", "PE") that names more than one concept in the terminology:
-    ambiguous out of context, not used as evidence ("VF" names only ventricular fibrillation: used; longer
-    ones, "SIADH", "AIDS", "ALL", name one disease in practice)."""
-    display = term.name_source(key, cid).display
-    if not (len(display) <= 2 and display.isupper()):
+    """A two-letter upper-case name ("AS", "MS", "PE", "AD"): ambiguous out of context, not used as evidence,
+    except ``SHORT_NAMES`` ("VF", "AF"; longer ones, "SIADH", "AIDS", "ALL", name one disease in practice)."""
+    if key in SHORT_NAMES:
         return False
-    return len({term.canonical(c) for c in term.concepts(key)}) > 1
+    display = term.name_source(key, cid).display
+    return len(display) <= 2 and display.isupper()
 
 
 FINDING_NAMES = "finding_names.tsv"

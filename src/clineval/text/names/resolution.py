@@ -15,6 +15,7 @@ from clineval.text.names import acronyms, ontology_match
 from clineval.text.names.compositional import components
 from clineval.text.names.diagnosis_vocab import DiagnosisVocabulary, clean_name, name_forms, name_key
 from clineval.text.names.features import NameFeatures, analyse
+from clineval.text.names.lay_names import extra_forms
 from clineval.text.names.ontology_match import NONE as NO_CONCEPTS
 from clineval.text.names.ontology_match import Concepts, concepts_of
 
@@ -42,6 +43,7 @@ class Resolved:
     parts: tuple[tuple[str, str], ...]  # (role, component) of a compositional name
     signature: frozenset[str] = frozenset()  # what any tier could share with another name (_signature)
     acronym: bool = False  # an abbreviation nothing settles: only context can read it
+    rewrites: tuple[tuple[str, str], ...] = ()  # (form, reason): lay name, drug name, qualifier (lay_names)
 
 
 def _fits(form: str, group: int, main: str, vocab: DiagnosisVocabulary) -> bool:
@@ -61,6 +63,8 @@ def resolve(name: str, vocab: DiagnosisVocabulary) -> Resolved:
         forms = name_forms(name)
         if vocab.use_terminology and (fixed := _spelling_fixed(forms[0])) is not None:
             forms = (*forms, fixed)  # "Schizophrenifonn disorder": a misspelt ontology word, corrected
+        rewrites = extra_forms(forms)  # "lockjaw" -> "tetanus", "AF with RVR" -> "af" (clineval...lay_names)
+        forms = (*forms, *(f for f, _ in rewrites)) if rewrites else forms
         groups = frozenset(
             g for f in forms if (g := vocab.group_of(f)) is not None and _fits(f, g, forms[0], vocab)
         )
@@ -69,6 +73,7 @@ def resolve(name: str, vocab: DiagnosisVocabulary) -> Resolved:
         resolved = Resolved(
             frozenset(forms) - {""}, forms[0], groups, nodes, analyse(name), concepts, name, parts_of(name)
         )
+        object.__setattr__(resolved, "rewrites", rewrites)
         object.__setattr__(resolved, "signature", _signature(resolved, vocab))  # once, before it is shared
         object.__setattr__(resolved, "acronym", unresolved_acronym(resolved))
         found = vocab.cache[name] = resolved
