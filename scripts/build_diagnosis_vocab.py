@@ -7,6 +7,8 @@ every diagnosis name of Open-XDDx, DDXPlus and the LDDx outputs, and prints what
     python scripts/build_diagnosis_vocab.py candidates   # names that normalise alike / share a head noun
     python scripts/build_diagnosis_vocab.py check        # vocabulary coverage + LDDx TP-pair agreement
     python scripts/build_diagnosis_vocab.py unknown      # vocabulary members found in no data set
+    python scripts/build_diagnosis_vocab.py coverage     # names that resolve: curated / ontology / lay layer
+    python scripts/build_diagnosis_vocab.py overmerge    # Open-XDDx within-case ground-truth pairs merged
 
 ``--data DIR`` points at the shared data folder (default: ../shared/data next to the repository).
 """
@@ -123,16 +125,55 @@ def cmd_unknown(data: Path) -> None:
             print(member)
 
 
+def cmd_coverage(data: Path) -> None:
+    from clineval.text.names.resolution import resolve
+
+    vocab = load_vocabulary()
+    names = gather(data)
+    layers: Counter[str] = Counter()
+    for n in names:
+        r = resolve(n, vocab)
+        hit = {"curated": bool(r.groups or r.nodes), "ontology": bool(r.concepts.exact)}
+        hit["NCIt"] = "NCIt" in r.concepts.ontologies
+        hit["lay/drug/qualifier rewrite"] = bool(r.rewrites)
+        layers.update(k for k, v in hit.items() if v)
+        layers["any"] += hit["curated"] or hit["ontology"]
+    print(f"{len(names)} names; " + ", ".join(f"{k}: {v}" for k, v in sorted(layers.items())))
+
+
+def cmd_overmerge(data: Path) -> None:
+    vocab = load_vocabulary()
+    tiers: Counter[str] = Counter()
+    merged: list[tuple[str, str, str]] = []
+    with (data / "open_xddx" / "open_xddx.jsonl").open(encoding="utf-8") as fh:
+        for line in fh:
+            truth = list(json.loads(line)["ground_truth"])
+            for i, a in enumerate(truth):
+                for b in truth[i + 1 :]:
+                    result = equivalent(a, b, vocab=vocab)
+                    tiers[result.tier or "none"] += 1
+                    if result.tier in ("exact", "synonym", "overlap"):
+                        merged.append((a, b, result.explanation))
+    print(
+        f"within-case pairs: {sum(tiers.values())}; "
+        + ", ".join(f"{t}: {tiers[t]}" for t in (*TIERS, "none"))
+    )
+    for a, b, why in merged:
+        print(f"  same-tier: {a!r} ~ {b!r}: {why[:140]}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("command", choices=["names", "candidates", "check", "unknown"])
+    parser.add_argument(
+        "command", choices=["names", "candidates", "check", "unknown", "coverage", "overmerge"]
+    )
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     args = parser.parse_args(argv)
-    {"names": cmd_names, "candidates": cmd_candidates, "check": cmd_check, "unknown": cmd_unknown}[
-        args.command
-    ](args.data)
+    commands = {"names": cmd_names, "candidates": cmd_candidates, "check": cmd_check, "unknown": cmd_unknown}
+    commands |= {"coverage": cmd_coverage, "overmerge": cmd_overmerge}
+    commands[args.command](args.data)
     return 0
 
 
