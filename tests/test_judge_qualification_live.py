@@ -11,6 +11,9 @@ import pytest
 
 from clineval.core.errors import UserInputError
 from clineval.judging.qualification import KappaUndefinedError
+from clineval.report import write_reports
+from clineval.report.sections.judge_qualification import qualification_banners
+from clineval.runs import run as api
 from clineval.runs.qualify import QualifyRequest, qualify_judge
 from clineval.store import ResultStore
 from clineval.store.qualifications import latest_for, list_qualifications
@@ -113,3 +116,44 @@ def test_a_live_system_is_refused_without_a_stored_run(tmp_path: Path, start_ser
     )
     with pytest.raises(UserInputError, match="is live"):
         qualify_judge(request)
+
+
+def test_a_judged_run_records_its_qualification_and_reports_show_it(
+    tmp_path: Path, start_server: StartServer
+) -> None:
+    outcome, server = qualify(tmp_path, start_server, "oracle")
+    store = f"sqlite:///{tmp_path}/s.db"
+    suite = write_suite(tmp_path, server.base_url)
+    run = api.run_suite(
+        api.RunRequest(suite_path=suite, store_url=store, cache_path=tmp_path / "cache.sqlite")
+    )
+    entry = run.info.provenance["judge_qualification"]["t"]["judge_dimension_v1"]
+    assert entry["status"] == "qualified" and entry["qualification_id"] == outcome.record.qualification_id
+    assert entry["groups"]["coherence"]["kappa"] == 1.0
+    write_reports(run, tmp_path / "out")
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["judge_qualified"] == {"t": True} and report["judge_banners"] == []
+    assert "judge qualified for judge_dimension_v1" in report["judge_qualification"]["t"][0]
+    # another judge model: same prompt, no qualification on record -> a banner in every format, no gate
+    other = suite.read_text().replace("model: judge-model", "model: judge-model-2")
+    suite.write_text(other)
+    run2 = api.run_suite(api.RunRequest(suite_path=suite, store_url=store, cache_path=None))
+    assert run2.info.provenance["judge_qualification"]["t"]["judge_dimension_v1"]["status"] == "unqualified"
+    write_reports(run2, tmp_path / "out2")
+    report2 = json.loads((tmp_path / "out2" / "report.json").read_text())
+    assert report2["judge_qualified"] == {"t": False}
+    (banner,) = report2["judge_banners"]
+    assert report2["banners"] == []  # not a failure banner
+    assert banner.startswith("task t: unqualified judge for judge_dimension_v1: no qualification for model")
+    for name in ("report.md", "report.html"):
+        assert "unqualified judge for judge_dimension_v1" in (tmp_path / "out2" / name).read_text()
+
+
+def test_a_failed_qualification_is_a_not_qualified_banner(tmp_path: Path, start_server: StartServer) -> None:
+    _, server = qualify(tmp_path, start_server, "constant")
+    suite = write_suite(tmp_path, server.base_url)
+    run = api.run_suite(
+        api.RunRequest(suite_path=suite, store_url=f"sqlite:///{tmp_path}/s.db", cache_path=None)
+    )
+    (banner,) = qualification_banners(run)
+    assert "the judge is not qualified for judge_dimension_v1" in banner and "kappa 0.000 < 0.6" in banner

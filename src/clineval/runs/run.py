@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import uuid
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 from clineval.analysis import degradation
@@ -23,6 +24,7 @@ from clineval.runs import shards
 from clineval.runs.execute import execute
 from clineval.runs.finalize import aggregate_results, finalize_run, metric_rows, record_metrics
 from clineval.runs.interrupts import RunInterrupted, store_write_error
+from clineval.runs.judge_status import judge_qualification
 from clineval.runs.plan import RESUME_SAME_SUITE, check_inputs, check_same_suite, new_run_info
 from clineval.runs.request import (
     DEFAULT_CACHE,
@@ -87,7 +89,8 @@ def run_suite(
             suite = load_suite(request.suite_path, limit=request.limit, seed=seed)
             check_inputs(suite, request)
             new_id, done = uuid.uuid4().hex, set()
-            store.create_run(new_run_info(suite, request, new_id))
+            judge = judge_qualification(store, suite.spec, datetime.now(UTC))  # which judge was qualified
+            store.create_run(new_run_info(suite, request, new_id, **judge))
             run_id = new_id  # stored: from here on, resumable
         if on_start is not None:
             on_start(run_id)

@@ -17,6 +17,7 @@ import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 from clineval.analysis import degradation
@@ -28,6 +29,7 @@ from clineval.datasets.lazy_cases import case_ids, where_id
 from clineval.runs.execute import execute
 from clineval.runs.finalize import finalize_run
 from clineval.runs.interrupts import RunInterrupted, resume_command, store_write_error
+from clineval.runs.judge_status import judge_qualification
 from clineval.runs.plan import check_inputs, check_same_suite, new_run_info
 from clineval.runs.request import DEFAULT_STORE, ProgressHooks, RunRequest
 from clineval.store import ResultStore
@@ -100,7 +102,8 @@ def run_shard(
         seed = 0 if request.seed is None else request.seed
         suite = load_suite(request.suite_path, limit=request.limit, seed=seed)
         check_inputs(suite, request)
-        info = new_run_info(suite, request, run_id, shards=of, run_name=request.run_id)
+        judge = judge_qualification(store, suite.spec, datetime.now(UTC))  # which judge was qualified
+        info = new_run_info(suite, request, run_id, shards=of, run_name=request.run_id, **judge)
         store.create_run_if_absent(info)
         stored = store.get_run(run_id)
         _check_same_run(stored, suite, of)

@@ -53,6 +53,8 @@ def print_run_summary(run: RunResult, console: Console, *, context: ReportContex
     console.print(title)
     for line in view.banners:  # a component that failed on most cases: its numbers mean nothing
         console.print(Text.assemble(("FAILED ON MOST CASES: ", "bold white on red"), (line, "bold red")))
+    for line in view.judge_banners:  # tier-4 grades from a judge nobody qualified: said, never gated
+        console.print(Text.assemble(("JUDGE NOT QUALIFIED: ", "bold black on yellow"), (line, "yellow")))
     if not view.tasks:
         console.print(Text("no aggregates stored for this run", style="dim"))
         return

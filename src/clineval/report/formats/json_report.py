@@ -13,6 +13,11 @@ from clineval.report.formatting import COUNT_KEYS, jsonable_dict, task_ids
 from clineval.report.sections.banners import failure_banners
 from clineval.report.sections.counterfactual import counterfactual_of
 from clineval.report.sections.gate_section import gates_json
+from clineval.report.sections.judge_qualification import (
+    qualification_banners,
+    qualification_lines,
+    qualified_json,
+)
 from clineval.report.sections.model_comparison import Comparison, comparisons
 from clineval.report.sections.run_cases import run_failures
 from clineval.report.sections.tiers import TierView, run_tiers
@@ -115,6 +120,10 @@ def build_report(
         "gates": gates_json(gates),
         # added in the same version (additive): the display structure the HTML report shows
         "banners": failure_banners(run),
+        # per judged task: is its judge qualified, and each judge prompt's line (judge_qualification.md)
+        "judge_qualified": qualified_json(run),
+        "judge_banners": qualification_banners(run),
+        "judge_qualification": qualification_lines(run),
         "scorecard": {
             t: [_tier_json(v) for v in views] for t, views in run_tiers(run, context.scorers).items()
         },

@@ -166,6 +166,14 @@ def _banners(view: ReportView) -> list[str]:
     return [title, ">", *(f"> - **{cell(b)}**" for b in view.banners), ""]
 
 
+def _judge_banners(view: ReportView) -> list[str]:
+    """A judged task whose judge is not qualified (none on record, failed, stale): tier 4 is unvalidated."""
+    if not view.judge_banners:
+        return []
+    title = "> **⚠ JUDGE NOT QUALIFIED: these tier-4 grades are not validated against clinicians.**"
+    return [title, ">", *(f"> - {cell(b)}" for b in view.judge_banners), ""]
+
+
 def _warnings(view: ReportView) -> list[str]:
     """A block quote at the top: a degraded run must not be read as a clean one."""
     if not view.warnings:
@@ -179,7 +187,13 @@ def render_markdown(
 ) -> str:
     """``report.md``; ``gates``: the run's stored release-gate decisions (a section only when given)."""
     view = build_view(run, max_samples=0, context=context)
-    lines = [f"# clineval report: {cell(view.suite_name)}", "", *_banners(view), *_warnings(view)]
+    lines = [
+        f"# clineval report: {cell(view.suite_name)}",
+        "",
+        *_banners(view),
+        *_warnings(view),
+        *_judge_banners(view),
+    ]
     lines += table(
         ["", ""],
         [

@@ -26,6 +26,7 @@ from clineval.report.formatting import (
 from clineval.report.sections.banners import failure_banners
 from clineval.report.sections.case_inputs import case_inputs
 from clineval.report.sections.cases import SampleCase, sample_cases
+from clineval.report.sections.judge_qualification import qualification_banners
 from clineval.report.sections.model_comparison import Comparison, comparisons
 from clineval.report.sections.run_cases import run_failure_messages, run_failures, run_picks
 from clineval.report.sections.tiers import TierView, run_tiers
@@ -87,6 +88,7 @@ class ReportView:
     provenance_json: str
     warnings: list[str] = field(default_factory=list)  # provenance["warnings"]: shown at the top
     banners: list[str] = field(default_factory=list)  # a component that failed on most cases: loudest
+    judge_banners: list[str] = field(default_factory=list)  # a judged task's judge not qualified / stale
     comparisons: list[Comparison] = field(default_factory=list)  # tasks on one dataset, side by side
     usage: dict[str, list[str]] = field(
         default_factory=dict
@@ -174,6 +176,7 @@ def build_view(run: RunResult, *, max_samples: int = 50, context: ReportContext 
         ),
         warnings=run_warnings(run),
         banners=failure_banners(run),
+        judge_banners=qualification_banners(run),
         comparisons=comparisons(run),
         usage=usage_lines(run),
         systems={task: group.name for group in rule.groups for task in group.tasks},
