@@ -21,6 +21,7 @@ from clineval.cli.commands import (
     counterfactual_commands,
     eval_commands,
     import_commands,
+    judge_commands,
     pipeline_commands,
     release_commands,
     shard_commands,
@@ -61,6 +62,7 @@ adjudication_commands.register(app)
 audit_commands.register(app)
 eval_commands.register(app)
 import_commands.register(app)
+judge_commands.register(app)
 
 
 def _print_version(value: bool) -> None:
