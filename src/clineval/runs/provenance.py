@@ -59,6 +59,9 @@ _SCORER_DATA: dict[str, tuple[tuple[str, str], ...]] = {
     "ddx": (
         ("clineval.ddx", "data/tm_sm_actions.yaml"),  # TM-SM: action -> condition/finding map
         ("clineval.text.names", "data/finding_names.tsv"),  # symptoms never resolved to a disease concept
+        ("clineval.text.names", "data/terminology/disease_terminology.tsv.gz"),  # DO + NCIt (issue 25)
+        ("clineval.text.names", "data/lay_names.tsv"),  # cited lay names
+        ("clineval.text.names", "data/drug_names.tsv"),  # INN / BAN / USAN drug names
     ),
 }
 
