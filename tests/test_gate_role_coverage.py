@@ -81,8 +81,15 @@ def builtin_metric_keys() -> dict[str, set[str]]:
 
 
 KEYS = builtin_metric_keys()
-# what aggregation and the combined score add to a task's scores
-EXTRA = {*COUNT_KEYS, "combined_score", "combined_score_ci", "combined_score[safety]"}
+# what aggregation, the combined score and a counterfactual task (issue 27) add to a task's scores
+EXTRA = {
+    *COUNT_KEYS,
+    "combined_score",
+    "combined_score_ci",
+    "combined_score[safety]",
+    "counterfactual_flip_rate",
+    "counterfactual_abs_delta",
+}
 ALL = sorted({k for keys in KEYS.values() for k in keys} | EXTRA)
 
 
