@@ -226,6 +226,8 @@ def parse_predictions(
 class PredictionsSystem(ReplaySystem):
     """Replays recorded outputs; never live, never cached (the file is the cache)."""
 
+    never_suspends = True  # ``call`` reads a line and returns: the runner arms no timeout for it
+
     def __init__(self, options: PredictionsOptions, base_dir: Path) -> None:
         self.options = options
         self.path = Path(options.path) if Path(options.path).is_absolute() else base_dir / options.path
