@@ -148,7 +148,7 @@ def qualify_command(
     )
     outcome = qualify_judge(request)
     rec = outcome.record
-    console.print(f"judge: {outcome.identity.describe()}", highlight=False)
+    console.print(f"judge: {outcome.identity.describe()}", highlight=False, soft_wrap=True)
     for row in table(outcome.result):
         console.print(row, highlight=False, markup=False, soft_wrap=True)
     for note in outcome.notes:
