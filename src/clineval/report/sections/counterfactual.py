@@ -16,8 +16,8 @@ from clineval.core import RunResult
 from clineval.report.md_text import md_inline
 
 KEY = "counterfactual"
-W, LABEL_W, ROW_H = 640, 150, 24
-PLOT_W = W - LABEL_W - 130
+W, LABEL_W, ROW_H = 760, 150, 24
+PLOT_W = W - LABEL_W - 220  # room on the right for the value and its interval
 
 
 def counterfactual_of(run: RunResult) -> dict[str, Any]:
@@ -87,8 +87,12 @@ def variant_cells(name: str, row: Mapping[str, Any]) -> list[str]:
         _num(row.get("n")),
         f"{_num(row.get('accuracy'))} {_ci(row.get('accuracy_ci'))}",
         _num(row.get("flip_rate_vs_reference")),
-        f"{_signed(row.get('delta_vs_reference'))} {_signed_ci(row.get('delta_vs_reference_ci'))}",
+        _delta(row.get("delta_vs_reference"), row.get("delta_vs_reference_ci")),
     ]
+
+
+def _delta(value: Any, ci: Any) -> str:
+    return "—" if value is None else f"{_signed(value)} {_signed_ci(ci)}"
 
 
 def _md_row(cells: Sequence[str]) -> str:
@@ -212,7 +216,7 @@ def pair_chart(key: str, row: Mapping[str, Any]) -> Markup:
 def _html_table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     th = "".join(f"<th>{escape(h)}</th>" for h in head)
     body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in r) + "</tr>" for r in rows)
-    return f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
+    return f'<div class="scroll"><table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
 def counterfactual_html(data: Mapping[str, Any]) -> Markup:
