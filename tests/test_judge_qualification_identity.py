@@ -85,3 +85,53 @@ def test_adjudications_become_grade_and_same_labels() -> None:
     assert labels.of_kind("same") == {("heart attack", "Myocardial infarction"): {"dr_a": True}}
     with pytest.raises(QualificationInputError, match="no judge-dimension"):
         adjudication_labels([], source="run r1")
+
+
+def test_records_round_trip_on_each_backend(store_url: str) -> None:
+    import math
+    from datetime import UTC, datetime, timedelta
+
+    from clineval.store import ResultStore
+    from clineval.store.qualifications import (
+        QualificationRecord,
+        add_qualification,
+        latest_for,
+        list_qualifications,
+    )
+
+    now = datetime(2026, 12, 1, tzinfo=UTC)
+
+    def record(qid: str, key: str, qualified: bool, when: datetime) -> QualificationRecord:
+        return QualificationRecord(
+            qualification_id=qid,
+            created_at=when,
+            judge_key=key,
+            judge_model="m",
+            prompt="p",
+            prompt_hash="h" * 64,
+            settings={"temperature": 0.7},
+            settings_hash="s" * 64,
+            samples=3,
+            seed=0,
+            suite="s.yaml",
+            task_id="t",
+            labels_hash="l" * 64,
+            labels_source="file",
+            labels_ref="labels.jsonl",
+            n_labelled=30,
+            reviewers=1,
+            thresholds={"min_kappa": 0.6},
+            figures=[{"group": "coherence", "bias": math.nan}],
+            qualified=qualified,
+            reasons=[],
+            clineval_version="0.1.0",
+        )
+
+    with ResultStore(store_url) as store:
+        add_qualification(store, record("q-1", "k1", True, now - timedelta(days=1)))
+        add_qualification(store, record("q-2", "k1", False, now))
+        add_qualification(store, record("q-3", "k2", True, now))
+        assert [r.qualification_id for r in list_qualifications(store)][:1] in (["q-2"], ["q-3"])
+        latest = latest_for(store, ["k1", "k2", "k3"])
+        assert latest["k1"].qualification_id == "q-2" and not latest["k1"].qualified and "k3" not in latest
+        assert math.isnan(latest["k2"].figures[0]["bias"]) and latest["k2"].created_at == now
