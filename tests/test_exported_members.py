@@ -11,6 +11,23 @@ import importlib
 import pytest
 
 EXPORTED: dict[str, list[str]] = {
+    "clineval.counterfactual": [
+        "AttributeResult",
+        "CounterfactualOption",
+        "GenerationReport",
+        "Outcome",
+        "analyse_task",
+        "counterfactual_analysis",
+        "import_per_variant_answers",
+        "make_variants",
+        "newcombe_paired_ci",
+        "outcomes_from_records",
+        "outcomes_from_results",
+        "read_answer_file",
+        "read_jsonl",
+        "rewrite_attribute",
+        "write_jsonl",
+    ],
     "clineval": [
         "Case",
         "CaseInput",

@@ -6,7 +6,7 @@ female, high / low income; McNemar on the paired answers), EquityMedQA's counter
 2024) and Q-Pain (Loge et al. 2021).
 
 * ``make_variants`` (``make``): deterministic rule-based variants of MedQA / MedMCQA / JSONL vignettes
-  (``rewrite``, ``rewrite_sex``, ``rewrite_race``, ``rewrite_ses``), skipping any vignette an exclusion rule
+  (module ``rewrite``, ``rewrite_sex``, ``rewrite_race``, ``rewrite_ses``), skipping any vignette an exclusion rule
   says the attribute changes the medicine of (``exclusions``), with a generation report
   (``generation_report``). The rule data, each rule versioned and hashed (``ruledata``), live in
   ``clineval/counterfactual/data/``: ``sex.yaml``, ``race.yaml``, ``ses.yaml``, ``exclusions_*.yaml`` and
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from clineval.counterfactual.importers import import_per_variant_answers, read_answer_file
     from clineval.counterfactual.make import GenerationReport, make_variants, read_jsonl, write_jsonl
     from clineval.counterfactual.paired import Outcome, counterfactual_analysis, outcomes_from_records
-    from clineval.counterfactual.rewrite import AttributeResult, rewrite, rewrite_attribute
+    from clineval.counterfactual.rewrite import AttributeResult, rewrite_attribute
     from clineval.counterfactual.stats import newcombe_paired_ci
     from clineval.counterfactual.task import CounterfactualOption, analyse_task, outcomes_from_results
 
@@ -48,7 +48,6 @@ __all__ = [
     "outcomes_from_results",
     "read_answer_file",
     "read_jsonl",
-    "rewrite",
     "rewrite_attribute",
     "write_jsonl",
 ]
@@ -59,7 +58,7 @@ __getattr__, __dir__ = lazy_exports(
         "clineval.counterfactual.importers": ("import_per_variant_answers", "read_answer_file"),
         "clineval.counterfactual.make": ("GenerationReport", "make_variants", "read_jsonl", "write_jsonl"),
         "clineval.counterfactual.paired": ("Outcome", "counterfactual_analysis", "outcomes_from_records"),
-        "clineval.counterfactual.rewrite": ("AttributeResult", "rewrite", "rewrite_attribute"),
+        "clineval.counterfactual.rewrite": ("AttributeResult", "rewrite_attribute"),
         "clineval.counterfactual.stats": ("newcombe_paired_ci",),
         "clineval.counterfactual.task": ("CounterfactualOption", "analyse_task", "outcomes_from_results"),
     },
