@@ -97,7 +97,8 @@ def render(run: RunResult) -> str:
                 ]
         lines.append("")
     lines += [
-        "What gates (a system that knows nothing cannot raise it: `clineval audit`, docs/runs/audit.md): tier 1",
+        "What gates (a system that knows nothing cannot raise it: `clineval audit`, "
+        "docs/runs/audit.md): tier 1",
         "`escalation_balanced_accuracy` (escalation recall and specificity averaged over every case; the",
         "recall figures `escalation_pass_rate` and `guardrail_recall` are tracked, escalating every case",
         "reaches 1.0) and `contraindications_specific_rate` (each drug checked against this patient's",
