@@ -111,6 +111,7 @@ case_results = Table(
     Column("summary", Text, nullable=True),
     CheckConstraint("status IN ('ok', 'failed')", name="ck_case_results_status"),
     UniqueConstraint("run_id", "case_key", name="uq_case_results_key"),
+    Index("ix_case_results_run_row", "run_id", "id"),  # a run's cases in insertion order (migration 0009)
 )
 
 # Named baseline snapshots (clineval.store.baselines): one row per (name, tenant, version), never updated.
