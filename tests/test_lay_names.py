@@ -113,3 +113,35 @@ def test_diagnosis_context_names_are_not_offered_for_free_text() -> None:
 def test_no_rewrite_for_an_ordinary_name() -> None:
     assert extra_forms(("pneumonia",)) == ()
     assert len(QUALIFIERS) >= 5
+
+
+def _tier(a: str, b: str) -> str | None:
+    found = equivalent(a, b)
+    return found.tier if found.equivalent else None
+
+
+def test_a_lay_name_maps_to_the_name_covering_all_its_uses() -> None:
+    # round 2: "yeast infection" was mapped to its most frequent use (vulvovaginal candidiasis), which made
+    # "yeast infection" a subtype of "vaginitis" (a false merge); it names any Candida infection
+    assert _tier("yeast infection", "vaginitis") is None
+    assert _tier("yeast infection", "Candida infection") in ("exact", "synonym")
+    assert _tier("vaginal yeast infection", "vulvovaginal candidiasis") in ("exact", "synonym")
+    # a manifestation of several diseases is not an alias of one of them; an ontology name is not narrowed
+    assert _tier("elephantiasis", "lymphatic filariasis") != "exact"
+    assert _tier("eczema", "atopic dermatitis") not in ("exact", "synonym")
+
+
+def test_acute_is_a_subtype_only_where_the_chronic_course_is_a_disease() -> None:
+    # qualifier rule Q7 (scratch qualifiers.md): both courses recognised -> subtype
+    assert _tier("acute hepatitis B infection", "hepatitis B") == "hierarchy"
+    assert _tier("acute cholecystitis", "cholecystitis") == "hierarchy"
+    # (nearly) always acute in a differential: the same disease
+    assert _tier("acute pulmonary embolism", "pulmonary embolism") in ("exact", "synonym", "overlap")
+    assert _tier("acute appendicitis", "appendicitis") in ("exact", "synonym", "overlap")
+    # acute against chronic stays apart
+    assert _tier("acute bronchitis", "chronic bronchitis") is None
+
+
+def test_a_name_shared_by_a_concept_and_its_subtype_names_the_concept() -> None:
+    # "von Gierke disease" is an EXACT name of glycogen storage disease I and of its type Ia
+    assert _tier("Von Gierke disease", "glycogen storage disease type I") in ("exact", "synonym")

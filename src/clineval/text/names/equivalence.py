@@ -54,6 +54,7 @@ from clineval.text.names.diagnosis_vocab import DiagnosisVocabulary, load_vocabu
 from clineval.text.names.features import conflict, overlap
 from clineval.text.names.resolution import Resolved, resolve
 from clineval.text.names.terminology import ontology_of
+from clineval.text.stemming import stem
 
 Tier: TypeAlias = Literal["exact", "synonym", "hierarchy", "overlap"]
 Side: TypeAlias = Literal["a", "b"]
@@ -244,11 +245,34 @@ def _compare_forms(
         extra = " ".join(w for w in narrow.main.split() if w not in broad.main.split()) or "a qualifier"
         text = f"{narrow.main!r} names a subtype of {broad.main!r} (adds {extra!r})"
         return Equivalence(True, "hierarchy", CONFIDENCE["hierarchy_by_name"], text, "b" if a_narrow else "a")
+    course = _course_form(a, b) if ov.jaccard and allow_hierarchy and vocab.use_terminology else None
+    if course is not None:
+        return course
     if ov.jaccard:
         conf = round(OVERLAP_BASE + OVERLAP_SLOPE * ov.jaccard, 4)
         shared = " ".join(sorted(a.features.specific & b.features.specific))
         return Equivalence(True, "overlap", conf, f"content overlap {ov.jaccard:.2f} on {shared!r}")
     return Equivalence(False, None, 0.0, f"no tier matched ({ov.why})")
+
+
+_ACUTE = frozenset({stem("acute")})
+
+
+def _course_form(a: Resolved, b: Resolved) -> Equivalence | None:
+    """Qualifier rule Q7: "acute X" names X itself where X is (nearly) always acute ("acute myocardial
+    infarction"), but a subtype of X where the terminology also knows "chronic X" as a disease (both courses
+    recognised: "acute hepatitis B", "acute cholecystitis")."""
+    if a.features.specific ^ b.features.specific != _ACUTE:
+        return None
+    narrow, broad, side = (a, b, "b") if a.features.specific >= _ACUTE else (b, a, "a")
+    term = ontology_match.terminology()
+    for form in broad.forms:
+        chronic = term.concepts(name_key(f"chronic {form}"))
+        if chronic:
+            why = f"{narrow.main!r} names a subtype of {broad.main!r}: {chronic[0]} {term.label(chronic[0])}"
+            text = f"{why} is the other course ({ontology_of(chronic[0])}; qualifier rule Q7)"
+            return Equivalence(True, "hierarchy", CONFIDENCE["hierarchy_by_name"], text, side)
+    return None
 
 
 def _by_context(

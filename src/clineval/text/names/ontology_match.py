@@ -83,10 +83,18 @@ def _by_ontology(term: Terminology, key: str, ids: tuple[str, ...]) -> tuple[str
         tuple(c for c in ids if c.startswith("NCIT:")),
     ):
         if len({term.canonical(c) for c in group}) > 1:
-            group = tuple(c for c in group if _label_key(term, c) == key)
-            group = group if len({term.canonical(c) for c in group}) == 1 else ()
+            labelled = tuple(c for c in group if _label_key(term, c) == key)
+            group = labelled if len({term.canonical(c) for c in labelled}) == 1 else _broadest(term, group)
         kept += group
     return tuple(kept)
+
+
+def _broadest(term: Terminology, group: tuple[str, ...]) -> tuple[str, ...]:
+    """An EXACT name held by a concept and its own subtypes ("von Gierke disease": glycogen storage disease
+    I and its type Ia) names the broadest of them, the one every other is_a; () when there is none."""
+    canon = {term.canonical(c) for c in group}
+    top = [c for c in canon if all(c == o or c in term.ancestors(o) for o in canon)]
+    return tuple(c for c in group if term.canonical(c) == top[0]) if len(top) == 1 else ()
 
 
 def concepts_of(forms: Iterable[str], term: Terminology | None = None) -> Concepts:
