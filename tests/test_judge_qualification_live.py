@@ -11,10 +11,11 @@ import pytest
 
 from clineval.core.errors import UserInputError
 from clineval.judging.qualification import KappaUndefinedError
-from clineval.report import write_reports
+from clineval.report import ReportContext, write_reports
 from clineval.report.sections.judge_qualification import qualification_banners
 from clineval.runs import run as api
 from clineval.runs.qualify import QualifyRequest, qualify_judge
+from clineval.runs.stored import scorers_for
 from clineval.store import ResultStore
 from clineval.store.qualifications import latest_for, list_qualifications
 from tests.conftest import StartServer
@@ -134,6 +135,12 @@ def test_a_judged_run_records_its_qualification_and_reports_show_it(
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     assert report["judge_qualified"] == {"t": True} and report["judge_banners"] == []
     assert "judge qualified for judge_dimension_v1" in report["judge_qualification"]["t"][0]
+    # next to the tier-4 results (the scorecard needs the scorers as built)
+    write_reports(run, tmp_path / "tiers", context=ReportContext(scorers=scorers_for(run.info.suite)))
+    markdown = (tmp_path / "tiers" / "report.md").read_text()
+    tier4 = markdown.split("### Tier 4: scoped LLM judge (never gates)", 1)[1].split("###", 1)[0]
+    assert "Judge qualification: task t: judge qualified for judge_dimension_v1" in tier4
+    assert "judge qualification: task t: judge qualified" in (tmp_path / "tiers" / "report.html").read_text()
     # another judge model: same prompt, no qualification on record -> a banner in every format, no gate
     other = suite.read_text().replace("model: judge-model", "model: judge-model-2")
     suite.write_text(other)

@@ -69,6 +69,8 @@ def _tiers(task: TaskView) -> list[str]:
         lines += [f"### {cell(tier.title)}", ""]
         if tier.judge_error_rate is not None:
             lines += [f"Judge error rate: **{cell(tier.judge_error_rate)}** of judge samples failed.", ""]
+        lines += [*(f"Judge qualification: {cell(q)}  " for q in tier.judge_qualification)]
+        lines += [""] if tier.judge_qualification else []
         if tier.metrics:
             lines += table(
                 ["Metric", "Value", "95% CI"], [[m.name, m.value, m.interval] for m in tier.metrics]

@@ -11,10 +11,11 @@ scorers has a tier, or whose scorers were not given, gets no scorecard (its metr
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from clineval.report.formatting import fmt_count, fmt_interval, fmt_value, interval, other_metrics
+from clineval.report.sections.judge_qualification import qualification_lines
 
 if TYPE_CHECKING:
     from clineval.core import MetricValue, RunResult
@@ -50,6 +51,7 @@ class TierView:
     metrics: list[TierMetric]
     rules: list[RuleRow]  # tier 3: one row per guideline rule
     judge_error_rate: str | None = None  # tier 4: the share of judge samples that failed
+    judge_qualification: tuple[str, ...] = ()  # tier 4: the judge's qualification as the run recorded it
 
 
 def _metric_names(scorer: object) -> list[str]:
@@ -136,11 +138,14 @@ def run_tiers(run: RunResult, scorers: Mapping[str, Sequence[object]]) -> dict[s
     """``task_id -> tier views`` for every task with tiered scorers (``scorers``: each task's scorers as
     built, see ``report.context``); {} when none is given."""
     views = {}
+    qualification = qualification_lines(run)  # shown next to the tier-4 table (issue 28), never a gate
     for task_id, built in scorers.items():
         aggregate = run.aggregates.get(task_id)
         if aggregate is None:
             continue
         found = build_tiers(built, aggregate.scores)
+        lines = tuple(qualification.get(task_id, ()))
+        found = [replace(t, judge_qualification=lines) if t.tier == 4 else t for t in found]
         if found:
             views[task_id] = found
     return views
