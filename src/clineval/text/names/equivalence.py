@@ -264,7 +264,8 @@ def _course_form(a: Resolved, b: Resolved) -> Equivalence | None:
     recognised: "acute hepatitis B", "acute cholecystitis")."""
     if a.features.specific ^ b.features.specific != _ACUTE:
         return None
-    narrow, broad, side = (a, b, "b") if a.features.specific >= _ACUTE else (b, a, "a")
+    side: Side = "b" if a.features.specific >= _ACUTE else "a"
+    narrow, broad = (a, b) if side == "b" else (b, a)
     term = ontology_match.terminology()
     for form in broad.forms:
         chronic = term.concepts(name_key(f"chronic {form}"))
