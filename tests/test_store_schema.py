@@ -33,7 +33,7 @@ def test_head_constant_is_the_newest_script() -> None:
     scripts = ScriptDirectory(str(MIGRATIONS))
     assert scripts.get_heads() == [HEAD]
     revisions = [s.revision for s in scripts.walk_revisions()]
-    assert revisions == ["0009", "0008", "0007", "0006", "0005", "0004", "0003", "0002", "0001"]
+    assert revisions == ["0010", "0009", "0008", "0007", "0006", "0005", "0004", "0003", "0002", "0001"]
 
 
 def test_migrations_produce_exactly_the_declared_tables(store_url: str) -> None:

@@ -114,6 +114,22 @@ case_results = Table(
     Index("ix_case_results_run_row", "run_id", "id"),  # a run's cases in insertion order (migration 0009)
 )
 
+# Per run and task: cases (kind "n"), failed cases ("failed"), cases per scorer label ("label": name = the
+# scorer, value = the label) and per failure kind ("failure"); one row per kind and value for each batch the
+# writer commits, summed when read (clineval.store.run_counts; migration 0010)
+run_counts = Table(
+    "run_counts",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", String(64), ForeignKey("runs.run_id", ondelete="CASCADE"), nullable=False),
+    Column("task_id", Text, nullable=False),
+    Column("kind", String(16), nullable=False),
+    Column("name", Text, nullable=False),
+    Column("value", Text, nullable=True),
+    Column("n", Integer, nullable=False),
+    Index("ix_run_counts_run_id", "run_id"),
+)
+
 # Named baseline snapshots (clineval.store.baselines): one row per (name, tenant, version), never updated.
 baselines = Table(
     "baselines",

@@ -1,3 +1,3 @@
 """Alembic migrations of the result store (applied by :func:`clineval.store.migrate.upgrade`)."""
 
-HEAD = "0009"  # the newest revision; a test checks it against the scripts in versions/
+HEAD = "0010"  # the newest revision; a test checks it against the scripts in versions/
