@@ -9,6 +9,10 @@ would store), and the run's aggregates computed by the library (``api.finalize_r
 through Starlette's TestClient (the ASGI stack, templates and the guard middleware included), median of
 ``--repeats`` wall times (min-max) of: the cases page (page 1, unfiltered), its page 1000 by offset and
 by keyset (``after=``), filtered by a label, by a stratum, and by text; one case's page; and the run page.
+
+``--run RUN_ID`` times the pages of a run already in ``--db`` instead (e.g. the store a
+``benchmarks/bench_replay.py`` run wrote: real outputs, summaries, and a dataset file the case page reads
+back); its first task, a case in the middle and its first stratum are used, and the runs list is timed too.
 """
 
 from __future__ import annotations
@@ -129,9 +133,11 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=100_000)
     parser.add_argument("--db", type=Path, default=Path("/tmp/clineval-bench-view.db"))
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--run", default=None, help="time this stored run's pages (no build)")
     args = parser.parse_args()
     url = f"sqlite:///{args.db}"
-    build(url, args.cases)
+    if args.run is None:
+        build(url, args.cases)
 
     from starlette.testclient import TestClient
 
@@ -141,26 +147,39 @@ def main() -> None:
     client.get("/")  # warm: templates compiled, connection pool opened
     from clineval.view.urls import link
 
+    run_id, task, middle, stratum, n = RUN_ID, TASK, str(args.cases // 2), "meta_info=step1", args.cases
     with ResultStore(url) as store, store.engine.connect() as conn:
+        if args.run is not None:
+            run_id = store.resolve_run_id(args.run)
+            info = store.get_run(run_id)
+            task = info.suite.tasks[0].id
+            key = (info.suite.tasks[0].stratify or ["split"])[0]
+            where = (case_results.c.run_id == run_id, case_results.c.task_id == task)
+            n = conn.execute(select(func.count()).where(*where)).scalar_one()
+            in_order = select(case_results.c.case_id).where(*where).order_by(case_results.c.id)
+            middle = conn.execute(in_order.offset(n // 2).limit(1)).scalar_one()
+            first = store.iter_results(run_id).__next__()
+            stratum = f"{key}={first.metadata.get(key)}"
         row_1000 = conn.execute(
             select(case_results.c.id)
-            .where(case_results.c.run_id == RUN_ID)
+            .where(case_results.c.run_id == run_id)
             .order_by(case_results.c.id)
             .offset(999 * 50 - 1)
             .limit(1)
         ).scalar_one()
     checks = [
-        ("cases page 1", link("cases", run=RUN_ID)),
-        ("cases page 1000 (offset)", link("cases", run=RUN_ID, page=1000)),
-        ("cases page 1000 (keyset after=)", link("cases", run=RUN_ID, after=row_1000)),
-        ("cases, label mcq:incorrect", link("cases", run=RUN_ID, label="mcq:incorrect")),
-        ("cases, stratum meta_info=step1", link("cases", run=RUN_ID, stratum="meta_info=step1")),
-        ("cases, failure timeout", link("cases", run=RUN_ID, failure="timeout")),
-        ("cases, text 'Case 99999'", link("cases", run=RUN_ID, q="Case 99999")),
-        ("case detail", link("case", run=RUN_ID, task=TASK, case=args.cases // 2)),
-        ("run page", link("run", run=RUN_ID)),
+        ("runs list", link("runs")),
+        ("cases page 1", link("cases", run=run_id)),
+        ("cases page 1000 (offset)", link("cases", run=run_id, page=1000)),
+        ("cases page 1000 (keyset after=)", link("cases", run=run_id, after=row_1000)),
+        ("cases, label mcq:incorrect", link("cases", run=run_id, label="mcq:incorrect")),
+        (f"cases, stratum {stratum}", link("cases", run=run_id, stratum=stratum)),
+        ("cases, failure timeout", link("cases", run=run_id, failure="timeout")),
+        ("cases, text 'Case 99999'", link("cases", run=run_id, q="Case 99999")),
+        ("case detail", link("case", run=run_id, task=task, case=middle)),
+        ("run page", link("run", run=run_id)),
     ]
-    print(f"{args.cases} cases, median of {args.repeats} (min-max), seconds")
+    print(f"{n} cases, median of {args.repeats} (min-max), seconds")
     for name, path in checks:
         median, lo, hi = timed(client, path, args.repeats)
         print(f"  {name:34s} {median:.4f} ({lo:.4f}-{hi:.4f})")

@@ -43,7 +43,8 @@ from clineval.core import CaseResult
 from clineval.store.commits import commit_rows, retry_budget
 from clineval.store.keys import case_key
 from clineval.store.liveness import HEARTBEAT_S, HOST, mark_active
-from clineval.store.tables import case_results, dumps, runs, utcnow
+from clineval.store.run_counts import batch_rows, stale_row
+from clineval.store.tables import case_results, dumps, run_counts, runs, utcnow
 
 log = logging.getLogger(__name__)
 MAX_BATCH = 5_000
@@ -55,6 +56,7 @@ MAX_QUEUED = 4 * MAX_BATCH
 LINGER_S = 0.005
 _KEY = ("run_id", "case_key")  # the unique key (task and case ids are unbounded text: clineval.store.keys)
 RESULT_PARAM = "result_json"  # the result's JSON text (bound as text: encoded once, by us)
+insert_counts = run_counts.insert()
 
 
 class _Flush:
@@ -211,13 +213,19 @@ class ResultWriter:
         except Exception:  # see the docstring
             log.debug("heartbeat of run %s not written", self.run_id)
 
-    def _rows(self, batch: list[CaseResult]) -> list[dict[str, Any]]:
-        """One row per key (the first result wins); ``result_json`` is the result as JSON text."""
+    def _rows(self, batch: list[CaseResult]) -> tuple[list[dict[str, Any]], list[CaseResult]]:
+        """One row per key (the first result wins; ``result_json`` is the result as JSON text), and the
+        results those rows hold."""
         now = utcnow()
         rows: dict[tuple[str, str], dict[str, Any]] = {}
+        kept: list[CaseResult] = []
         for result in batch:
+            key = (result.task_id, result.case_id)
+            if key in rows:
+                continue
+            kept.append(result)
             rows.setdefault(
-                (result.task_id, result.case_id),
+                key,
                 {
                     "run_id": self.run_id,
                     "task_id": result.task_id,
@@ -229,10 +237,21 @@ class ResultWriter:
                     "summary": self.summarize(result) if self.summarize is not None else None,
                 },
             )
-        return list(rows.values())
+        return list(rows.values()), kept
 
     def _insert(self, batch: list[CaseResult]) -> None:
-        if commit_rows(self.engine, _insert_ignoring_duplicates, self._rows(batch), self.retry_s):
+        rows, kept = self._rows(batch)
+        counts = batch_rows(self.run_id, kept)
+
+        def insert(conn: Connection, some: list[dict[str, Any]]) -> None:
+            inserted = _insert_ignoring_duplicates(conn, some)
+            if some is not rows:  # one row at a time, looking for a refused one: the sums will not match
+                return
+            # the run's sums (clineval.store.run_counts), in the same transaction; a batch some of whose
+            # rows were already stored (or a driver that cannot tell) makes them unusable, never wrong
+            conn.execute(insert_counts, counts if inserted == len(rows) else [stale_row(self.run_id)])
+
+        if commit_rows(self.engine, insert, rows, self.retry_s):
             self._beat()  # the store was away: tell other processes at once that this run is alive
 
 
@@ -274,8 +293,9 @@ def insert_ignoring_duplicates(dialect: str) -> Insert | None:
     return stmt.values(result=_result_value(dialect))
 
 
-def _insert_ignoring_duplicates(conn: Connection, rows: list[dict[str, Any]]) -> None:
-    """Insert ``rows``; those whose key is already stored are skipped."""
+def _insert_ignoring_duplicates(conn: Connection, rows: list[dict[str, Any]]) -> int:
+    """Insert ``rows``; those whose key is already stored are skipped. Returns the rows inserted, as the
+    driver reports them (-1 when it cannot tell)."""
     stmt = insert_ignoring_duplicates(conn.dialect.name)
     if stmt is None:  # portable fallback: skip keys already present (the unique constraint still guards)
         key_cols = tuple_(*(case_results.c[name] for name in _KEY))
@@ -284,6 +304,6 @@ def _insert_ignoring_duplicates(conn: Connection, rows: list[dict[str, Any]]) ->
         present = {tuple(row) for row in conn.execute(query)}
         rows = [row for row in rows if tuple(row[name] for name in _KEY) not in present]
         if not rows:
-            return
+            return 0
         stmt = case_results.insert().values(result=_result_value(conn.dialect.name))
-    conn.execute(stmt, rows)
+    return int(conn.execute(stmt, rows).rowcount)

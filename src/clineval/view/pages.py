@@ -148,12 +148,15 @@ def _review_context(request: Request, run_id: str) -> dict[str, Any]:
     if not getattr(request.app.state, "review_installed", False):
         return {}
     try:
-        from clineval.view.review.adjudication import adjudicated_metrics
+        from clineval.view.review.adjudication import adjudicated_metrics, history
         from clineval.view.review.agreement import run_agreement
     except ImportError:
         return {}
     store = store_of(request)
+    # The page shows only metrics with a reviewed item: a run without a review has none, and computing them
+    # reads every result (20 s for a 300,000-case run), so it is skipped then (the agreement page still does)
+    reviewed = bool(history(store, run_id))
     return {
         "agreement": run_agreement(store, run_id),
-        "adjudicated_metrics": adjudicated_metrics(store, run_id),
+        "adjudicated_metrics": adjudicated_metrics(store, run_id) if reviewed else [],
     }

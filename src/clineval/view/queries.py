@@ -26,6 +26,8 @@ from sqlalchemy import (
 )
 
 from clineval.core import CaseResult, SuiteSpec
+from clineval.store.keys import case_key
+from clineval.store.run_counts import read_counts
 from clineval.store.tables import case_results, is_tagged, loads, runs
 
 PAGE_SIZE = 50
@@ -92,13 +94,9 @@ def run_rows(engine: Engine, run_id: str | None = None) -> list[RunRow]:
     query = select(runs).order_by(runs.c.created_at.desc(), runs.c.run_id.desc())
     if run_id is not None:
         query = query.where(runs.c.run_id == run_id)
-    failed = func.sum(case((case_results.c.status == "failed", 1), else_=0))
-    counts_q = select(case_results.c.run_id, func.count(), failed).group_by(case_results.c.run_id)
-    if run_id is not None:
-        counts_q = counts_q.where(case_results.c.run_id == run_id)
     with engine.connect() as conn:
         rows = conn.execute(query).all()
-        counts = {r[0]: (int(r[1]), int(r[2] or 0)) for r in conn.execute(counts_q)}
+        counts = _case_counts(conn, [row.run_id for row in rows])
     found = []
     for row in rows:
         owner = Owner(pid=row.owner_pid, host=row.owner_host, heartbeat_at=utc(row.heartbeat_at))
@@ -118,6 +116,23 @@ def run_rows(engine: Engine, run_id: str | None = None) -> list[RunRow]:
                 n_failed=n_failed,
             )
         )
+    return found
+
+
+def _case_counts(conn: Connection, run_ids: list[str]) -> dict[str, tuple[int, int]]:
+    """``run -> (cases, failed cases)``: from the run's sums (``store.run_counts``) where they hold, else
+    counted from its cases (a run stored before the sums)."""
+    found: dict[str, tuple[int, int]] = {}
+    for run_id in run_ids:
+        sums = read_counts(conn, run_id)
+        if sums is not None:
+            found[run_id] = (sums.n, sums.failed)
+    rest = [r for r in run_ids if r not in found]
+    if rest:
+        failed = func.sum(case((case_results.c.status == "failed", 1), else_=0))
+        counts_q = select(case_results.c.run_id, func.count(), failed).group_by(case_results.c.run_id)
+        counts_q = counts_q.where(case_results.c.run_id.in_(rest))
+        found.update({r[0]: (int(r[1]), int(r[2] or 0)) for r in conn.execute(counts_q)})
     return found
 
 
@@ -160,10 +175,14 @@ def case_page(
     where = _conditions(run_id, flt)
     raw = type_coerce(case_results.c.result, Text)
     query = select(case_results.c.id, raw).where(and_(*where)).order_by(case_results.c.id)
+    skipped = (max(page, 1) - 1) * PAGE_SIZE
     if after is not None:
         query = query.where(case_results.c.id > after)
+    elif skipped and len(where) == 1:  # unfiltered: skip entries of the (run_id, id) index, not whole rows
+        first = select(case_results.c.id).where(*where).order_by(case_results.c.id).offset(skipped).limit(1)
+        query = query.where(case_results.c.id >= first.scalar_subquery())
     else:
-        query = query.offset((max(page, 1) - 1) * PAGE_SIZE)
+        query = query.offset(skipped)
     with engine.connect() as conn:
         rows = conn.execute(query.limit(PAGE_SIZE + 1)).all()
         total = _count(conn, where)
@@ -198,6 +217,9 @@ def failure_kinds(engine: Engine, run_id: str) -> dict[str, dict[str, int]]:
     )
     found: dict[str, dict[str, int]] = {}
     with engine.connect() as conn:
+        sums = read_counts(conn, run_id)
+        if sums is not None:
+            return sums.failures
         for task, name, n in conn.execute(query):
             found.setdefault(task, {})[str(name)] = int(n)
     return found
@@ -209,6 +231,12 @@ def label_counts(
     """``task -> scorer -> label -> n``: how often each scorer gave each label (one query per scorer)."""
     found: dict[str, dict[str, dict[str, int]]] = {}
     with engine.connect() as conn:
+        sums = read_counts(conn, run_id)
+        if sums is not None:
+            return {
+                task: {name: sums.labels.get(task, {}).get(name, {}) for name in dict.fromkeys(names)}
+                for task, names in scorers.items()
+            }
         for task, names in scorers.items():
             for name in dict.fromkeys(names):
                 label = _path("scores", name, "label")
@@ -231,7 +259,10 @@ def storable(engine: Engine, *ids: str) -> bool:
 def one_case(engine: Engine, run_id: str, task_id: str, case_id: str) -> CaseResult | None:
     raw = type_coerce(case_results.c.result, Text)
     query = select(raw).where(
-        case_results.c.run_id == run_id, case_results.c.task_id == task_id, case_results.c.case_id == case_id
+        case_results.c.run_id == run_id,
+        case_results.c.case_key == case_key(task_id, case_id),  # the unique key: an index look-up, no scan
+        case_results.c.task_id == task_id,
+        case_results.c.case_id == case_id,
     )
     with engine.connect() as conn:
         row = conn.execute(query).first()
