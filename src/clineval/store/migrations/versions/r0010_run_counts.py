@@ -25,9 +25,7 @@ def upgrade() -> None:
     op.create_table(
         "run_counts",
         sa.Column("id", sa.Integer(), primary_key=True, autoincrement=True),
-        sa.Column(
-            "run_id", sa.String(64), sa.ForeignKey("runs.run_id", ondelete="CASCADE"), nullable=False
-        ),
+        sa.Column("run_id", sa.String(64), sa.ForeignKey("runs.run_id", ondelete="CASCADE"), nullable=False),
         sa.Column("task_id", sa.Text(), nullable=False),
         sa.Column("kind", sa.String(16), nullable=False),
         sa.Column("name", sa.Text(), nullable=False),
