@@ -7,8 +7,7 @@ female, high / low income; McNemar on the paired answers), EquityMedQA's counter
 
 * ``make_variants`` (``make``): deterministic rule-based variants of MedQA / MedMCQA / JSONL vignettes
   (modules ``rewrite``, ``rewrite_sex``, ``rewrite_race``, ``rewrite_ses``), skipping any vignette an
-  exclusion rule
-  says the attribute changes the medicine of (``exclusions``), with a generation report
+  exclusion rule says the attribute changes the medicine of (``exclusions``), with a generation report
   (``generation_report``). The rule data, each rule versioned and hashed (``ruledata``), live in
   ``clineval/counterfactual/data/``: ``sex.yaml``, ``race.yaml``, ``ses.yaml``, ``exclusions_*.yaml`` and
   ``rules.lock.json``.
