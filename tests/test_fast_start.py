@@ -25,6 +25,8 @@ from clineval.store import ResultStore, make_engine
 from clineval.store.migrate import upgrade
 from clineval.store.migrations import HEAD
 from clineval.systems.registry import SYSTEMS
+from clineval.testing.openai_server import ServerHandle
+from tests.cli_helpers import MEDQA_ROW
 
 SRC = Path(clineval.__file__).parent
 LAZY_PACKAGES = sorted(
@@ -217,3 +219,28 @@ def test_listing_runs_imports_neither_scipy_nor_jinja2(tmp_path: Path) -> None:
         "print(sorted(m for m in ('scipy', 'numpy', 'jinja2', 'alembic') if m in sys.modules))"
     )
     assert out.splitlines()[-1] == "[]"
+
+
+def test_a_live_run_on_an_existing_store_imports_neither_scipy_nor_alembic(
+    tmp_path: Path, openai_server: ServerHandle
+) -> None:
+    """A small live run (what a CI gate runs every time): scipy.stats alone was ~0.5 s of its start-up
+    (via the judge key's package), Alembic's environment another ~0.1 s on a store already at head."""
+    (tmp_path / "q.jsonl").write_text("\n".join(MEDQA_ROW.format(i=i, gold="A") for i in range(3)) + "\n")
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        "name: live\ntasks:\n  - id: t\n    dataset: {format: medqa, path: q.jsonl}\n"
+        f'    system: {{type: openai, base_url: "{openai_server.base_url}", model: m}}\n    scorers: [mcq]\n'
+    )
+    store = f"sqlite:///{tmp_path}/runs.db"
+    ResultStore(store).close()
+    code = (
+        "import os, sys\n"
+        f"os.chdir({str(tmp_path)!r})\n"
+        "from clineval.cli.main import app\n"
+        "try:\n"
+        f"    app(['run', 'suite.yaml', '--store', {store!r}, '--no-cache'], standalone_mode=False)\n"
+        "finally:\n"
+        "    print(sorted(m for m in ('scipy', 'alembic') if m in sys.modules))"
+    )
+    assert _run_python(code).splitlines()[-1] == "[]"
