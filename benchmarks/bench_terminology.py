@@ -52,8 +52,8 @@ def _counts() -> tuple[int, dict[str, Counter[str]]]:
     sizes: Counter[str] = Counter(
         concepts=len(term),
         names=len(names),
-        keys=len({n[0] for _, n in names}),
-        exact_keys=len(term._index["exact"]),
+        keys=term.key_count(),
+        exact_keys=len(term.exact_keys()),
         ambiguous_keys=len(term._ambiguous),
         uncompressed_bytes=len(gzip.decompress(blob)),
     )

@@ -27,9 +27,10 @@ pronto 2.7  1.0 s    built on fastobo: the same two failures, twice as slow
 obonet is used: as fast as fastobo, the one repair it needs is trivial, synonyms come as their raw OBO text
 (parsed here: text, scope).
 
-Artefact format, measured on the same content: gzipped JSON (id -> names, plus the key indexes stored)
-778 kB, ``load_terminology()`` 58 ms in a fresh process; gzipped TSV (indexes built at load) 505 kB, 49-55 ms.
-TSV is used (``benchmarks/bench_terminology.py``).
+Artefact format: gzipped text, columnar (format 3, issue 25 round 2; written by ``terminology_format.py``):
+paired sections of one value per line that the reader zips into dicts of raw strings, parsed per key on use.
+With DO + NCIt (74k names) the row-per-name TSV of format 2 parsed in 3x the time of this layout
+(``benchmarks/bench_terminology.py``).
 
 Concepts: every current term of ``HumanDO_labels_parents_2026.tsv`` (the table lists only live terms; obsolete
 ones are absent). Label and parents from the table (parent labels resolved to ids by the table's labels;
@@ -59,7 +60,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import gzip
 import hashlib
 import io
 import re
@@ -71,13 +71,14 @@ from pathlib import Path
 from typing import Any
 
 import terminology_ncit as ncit  # scripts/ (this script's folder is on sys.path)
+from terminology_format import serialise  # scripts/
 
 from clineval.text.names.diagnosis_vocab import name_key
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "data"
 OUTPUT = ROOT / "src" / "clineval" / "text" / "names" / "data" / "terminology" / "disease_terminology.tsv.gz"
-FORMAT = 2
+FORMAT = 3
 SCOPES = ("LABEL", "EXACT", "NARROW", "RELATED", "BROAD")
 RELEASES = {"2026": "CC0 1.0", "2016": "CC BY 3.0", ncit.NCIT_RELEASE: ncit.NCIT_LICENCE}
 RELEASE_RANK = {release: i for i, release in enumerate(RELEASES)}
@@ -343,36 +344,6 @@ def names_by_concept(names: list[Name]) -> dict[str, list[list[Any]]]:
     for n in names:
         grouped[n.cid].append([n.key, n.rank, n.release_rank, "" if n.display == n.key else n.display])
     return dict(sorted(grouped.items()))
-
-
-def _cell(text: str) -> str:
-    return " ".join(text.replace("\t", " ").split())
-
-
-def tsv_lines(artefact: dict[str, Any]) -> Iterator[str]:
-    """The artefact as TSV lines: "#" headers, then C (concept), N (name), A (ambiguous key), L (link)."""
-    yield f"#format\t{artefact['format']}"
-    yield f"#version\t{artefact['version']}"
-    yield "#scopes\t" + "\t".join(artefact["scopes"])
-    yield "#releases\t" + "\t".join(f"{release}={licence}" for release, licence in artefact["releases"])
-    for cid, (label, parents) in artefact["concepts"].items():
-        yield f"C\t{cid}\t{_cell(label)}\t{','.join(parents)}"
-    for cid, names in artefact["names"].items():
-        for key, scope, release, display in names:
-            yield f"N\t{key}\t{cid}\t{scope}\t{release}\t{_cell(display)}"
-    for key in artefact["ambiguous"]:
-        yield f"A\t{key}"
-    for ncit_id, doid in artefact["links"].items():
-        yield f"L\t{ncit_id}\t{doid}"
-
-
-def serialise(artefact: dict[str, Any]) -> bytes:
-    """Deterministic gzip of the TSV (mtime 0, no file name)."""
-    raw = "\n".join(tsv_lines(artefact)).encode("utf-8") + b"\n"
-    buffer = io.BytesIO()
-    with gzip.GzipFile(filename="", mode="wb", fileobj=buffer, mtime=0, compresslevel=9) as fh:
-        fh.write(raw)
-    return buffer.getvalue()
 
 
 def main(argv: list[str] | None = None) -> int:

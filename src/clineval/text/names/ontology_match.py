@@ -57,7 +57,7 @@ SHORT_NAMES = frozenset({"vf", "af"})  # two-letter names that mean one rhythm i
 def _abbreviation(term: Terminology, key: str, cid: str) -> bool:
     """A two-letter upper-case name ("AS", "MS", "PE", "AD"): ambiguous out of context, not used as evidence,
     except ``SHORT_NAMES`` ("VF", "AF"; longer ones, "SIADH", "AIDS", "ALL", name one disease in practice)."""
-    if key in SHORT_NAMES:
+    if len(key) > 2 or key in SHORT_NAMES:  # most keys: no need to read the stored display
         return False
     display = term.name_source(key, cid).display
     return len(display) <= 2 and display.isupper()

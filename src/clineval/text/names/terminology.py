@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -82,31 +83,61 @@ _KIND = {"LABEL": "exact", "EXACT": "exact", "NARROW": "narrow", "RELATED": "rel
 class Terminology:
     """The loaded terminology; build with ``load_terminology()`` (or ``parse_terminology(bytes)``).
 
-    Artefact layout (gzipped UTF-8 TSV): header lines ``#format``, ``#version``, ``#scopes`` (names by index),
-    ``#releases`` (``release=licence`` by index); ``C id label parent,parent``; ``N key id scope-index
-    release-index display`` (display empty when equal to the key); ``A key`` for an ambiguous key; ``L ncit-id
-    doid`` for an NCIt concept that is a DOID (one-to-one cross-reference).
+    Artefact layout (format 3, gzipped UTF-8 text, columnar): header lines ``#format``, ``#version``,
+    ``#scopes`` (names by index), ``#releases`` (``release=licence`` by index); then sections (concept ids,
+    their ``label<TAB>parents``, name keys, their ``id|scope|release|display`` cells, ambiguous keys, NCIt ->
+    DOID links), described in ``scripts/build_terminology.py`` (``tsv_lines``).
+
+    Load cost is one split per line: a concept's label and parents, and a key's names, stay raw strings until
+    first asked for (``_concept``, ``_entries``), and the per-concept name lists are built only for
+    explanations (``_names``).
     """
 
     version: str
     sha256: str
-    _concepts: dict[str, tuple[str, str]] = field(repr=False)  # id -> (label, "parent,parent")
-    _rows: list[list[str]] = field(repr=False)  # [key, id, scope, release, display] per name
-    _index: dict[str, dict[str, list[str]]] = field(repr=False)  # kind of scope -> key -> ids
+    _concepts: dict[str, str] = field(repr=False)  # id -> "label\tparent,parent" (split on use)
+    _keys: dict[str, str] = field(repr=False)  # key -> "id|scope|release|display\t..." (split on use)
     _header: dict[str, list[str]] = field(repr=False)
     _ambiguous: frozenset[str] = field(repr=False)
     _links: dict[str, str] = field(default_factory=dict, repr=False)  # NCIt id -> DOID (one-to-one xref)
     _linked_from: dict[str, str] = field(default_factory=dict, repr=False)  # DOID -> NCIt id
     _ancestors: dict[str, Mapping[str, int]] = field(default_factory=dict, repr=False)
     _parents: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
-    _by_concept: dict[str, list[list[str]]] = field(default_factory=dict, repr=False)
+    _by_concept: dict[str, list[tuple[str, str, str, str]]] = field(default_factory=dict, repr=False)
+    _parsed: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict, repr=False)
+    _split: dict[str, tuple[str, str]] = field(default_factory=dict, repr=False)
+
+    def _concept(self, cid: str) -> tuple[str, str] | None:
+        """(label, "parent,parent") of a concept, or None."""
+        found = self._split.get(cid)
+        if found is None:
+            raw = self._concepts.get(cid)
+            if raw is None:
+                return None
+            label, _, parents = raw.partition("\t")
+            found = self._split[cid] = (label, parents)
+        return found
+
+    def _entries(self, key: str) -> dict[str, tuple[str, ...]]:
+        """kind of scope ("exact", "narrow", "related") -> concept ids with this key, parsed once per key."""
+        found = self._parsed.get(key)
+        if found is None:
+            kinds = _kinds(self._header["scopes"])
+            by_kind: dict[str, list[str]] = {}
+            for cell in self._keys.get(key, "").split("\t") if key in self._keys else ():
+                cid, scope_i, _ = cell.split("|", 2)
+                by_kind.setdefault(kinds[scope_i], []).append(cid)
+            found = self._parsed[key] = {kind: tuple(ids) for kind, ids in by_kind.items()}
+        return found
 
     @property
-    def _names(self) -> dict[str, list[list[str]]]:
-        """id -> [[key, id, scope index, release index, display], ...], built on first use."""
-        if not self._by_concept and self._rows:
-            for row in self._rows:
-                self._by_concept.setdefault(row[1], []).append(row)
+    def _names(self) -> dict[str, list[tuple[str, str, str, str]]]:
+        """id -> [(key, scope index, release index, display), ...], built on first use (explanations)."""
+        if not self._by_concept and self._keys:
+            for key, raw in self._keys.items():
+                for cell in raw.split("\t"):
+                    cid, scope_i, release_i, display = cell.split("|", 3)
+                    self._by_concept.setdefault(cid, []).append((key, scope_i, release_i, display))
         return self._by_concept
 
     def canonical(self, cid: str) -> str:
@@ -121,30 +152,33 @@ class Terminology:
 
     def concepts(self, key: str) -> tuple[str, ...]:
         """Concepts with this key as LABEL or EXACT name (several when the key is ambiguous)."""
-        return tuple(self._index["exact"].get(key, ()))
+        return self._entries(key).get("exact", ()) if key in self._keys else ()
 
     def is_ambiguous(self, key: str) -> bool:
         return key in self._ambiguous
 
     def narrower(self, key: str) -> tuple[str, ...]:
         """Concepts of which the key is a NARROW synonym (the key names a subtype of each)."""
-        return tuple(self._index["narrow"].get(key, ()))
+        return self._entries(key).get("narrow", ()) if key in self._keys else ()
 
     def related(self, key: str) -> tuple[str, ...]:
         """Concepts of which the key is a RELATED or BROAD synonym (not equivalence evidence)."""
-        return tuple(self._index["related"].get(key, ()))
+        return self._entries(key).get("related", ()) if key in self._keys else ()
 
     def label(self, cid: str) -> str:
         """The current label (KeyError for an unknown or obsolete id)."""
-        return self._concepts[cid][0]
+        found = self._concept(cid)
+        if found is None:
+            raise KeyError(cid)
+        return found[0]
 
     def parents(self, cid: str) -> tuple[str, ...]:
         """Canonical parents: of a DOID, its DO parents and its linked NCIt concept's (canonicalised)."""
         found = self._parents.get(cid)
         if found is None:
-            own = self._concepts.get(self.canonical(cid))
+            own = self._concept(self.canonical(cid))
             ups = own[1].split(",") if own and own[1] else []
-            other = self._concepts.get(self._linked_from.get(cid, ""))
+            other = self._concept(self._linked_from.get(cid, ""))
             ups += other[1].split(",") if other and other[1] else ()
             found = self._parents[cid] = tuple(dict.fromkeys(self.canonical(u) for u in ups if u != cid))
         return found
@@ -175,21 +209,26 @@ class Terminology:
 
     def exact_keys(self) -> frozenset[str]:
         """Every key of a LABEL or EXACT name."""
-        return frozenset(self._index["exact"])
+        exact = "|".join(str(i) for i, name in enumerate(self._header["scopes"]) if _KIND[name] == "exact")
+        cell = re.compile(rf"(?:^|\t)[^|\t]*\|(?:{exact})\|")  # a cell whose scope (2nd field) is exact
+        return frozenset(k for k, raw in self._keys.items() if cell.search(raw))
+
+    def key_count(self) -> int:
+        """How many distinct name keys the artefact stores (any scope)."""
+        return len(self._keys)
 
     def names(self, cid: str) -> tuple[str, ...]:
         """The LABEL and EXACT names of a concept, as written (its synonyms, for text search)."""
-        exact = {i for i, name in enumerate(self._header["scopes"]) if name in ("LABEL", "EXACT")}
+        exact = {str(i) for i, name in enumerate(self._header["scopes"]) if name in ("LABEL", "EXACT")}
         return tuple(
-            display or key
-            for key, _, scope_i, _, display in self._names.get(cid, ())
-            if int(scope_i) in exact
+            display or key for key, scope_i, _, display in self._names.get(cid, ()) if scope_i in exact
         )
 
     def name_source(self, key: str, cid: str) -> NameSource:
         """The stored name of ``cid`` with this key (KeyError when the concept has none)."""
-        for name_key, _, scope_i, release_i, display in self._names.get(cid, ()):
-            if name_key == key:
+        for cell in self._keys.get(key, "").split("\t") if key in self._keys else ():
+            name_cid, scope_i, release_i, display = cell.split("|", 3)
+            if name_cid == cid:
                 release, licence = self._header["releases"][int(release_i)].split("=", 1)
                 return NameSource(display or key, self._header["scopes"][int(scope_i)], release, licence)
         raise KeyError((key, cid))
@@ -198,38 +237,40 @@ class Terminology:
         return len(self._concepts)
 
 
+@lru_cache(maxsize=4)
+def _kinds_cached(scopes: tuple[str, ...]) -> dict[str, str]:
+    return {str(i): _KIND[scope] for i, scope in enumerate(scopes)}
+
+
+def _kinds(scopes: list[str]) -> dict[str, str]:
+    """scope index (as stored) -> kind of scope (``_KIND``)."""
+    return _kinds_cached(tuple(scopes))
+
+
 def parse_terminology(blob: bytes) -> Terminology:
-    """A ``Terminology`` from the bytes of the artefact. Rows come in sections (headers, C, N, A, L), each
-    split at once; the per-concept name lists are built on first use (explanations only)."""
-    text = gzip.decompress(blob).decode("utf-8")
-    head, _, rest = text.partition("\nC\t")
-    c_part, _, rest = rest.partition("\nN\t")
-    n_part, _, rest = rest.partition("\nA\t")
-    a_part, _, l_part = rest.partition("\nL\t")
+    """A ``Terminology`` from the bytes of the artefact (format 3, columnar: ``scripts/build_terminology.py``
+    ``tsv_lines``): each section is split into lines once and paired sections are zipped into dicts of raw
+    strings (concepts by id, names by key); everything else is parsed on first use."""
+    text = gzip.decompress(blob).decode("utf-8").rstrip("\n")
+    head, *parts = text.split("\n#section\t")
     header = {cells[0].lstrip("#"): cells[1:] for cells in (h.split("\t") for h in head.split("\n"))}
-    concepts = {r[0]: (r[1], r[2]) for r in (c.split("\t") for c in c_part.split("\nC\t"))}
-    rows = [r.split("\t") for r in n_part.split("\nN\t")]
-    links = dict(r.split("\t") for r in l_part.rstrip("\n").split("\nL\t")) if l_part else {}
+    if header.get("format") != ["3"]:
+        raise ValueError(f"terminology artefact format {header.get('format')}: this reader reads format 3")
+    sections: dict[str, list[str]] = {}
+    for part in parts:
+        name, _, body = part.partition("\n")
+        sections[name] = body.split("\n") if body else []
+    links = dict(line.split("\t", 1) for line in sections["links"])
     return Terminology(
         version=header["version"][0],
         sha256=hashlib.sha256(blob).hexdigest(),
-        _concepts=concepts,
-        _rows=rows,
-        _index=_indexes(rows, header["scopes"]),
+        _concepts=dict(zip(sections["concept_ids"], sections["concepts"], strict=True)),
+        _keys=dict(zip(sections["keys"], sections["names"], strict=True)),
         _header=header,
-        _ambiguous=frozenset(a_part.rstrip("\n").split("\nA\t")) if a_part else frozenset(),
+        _ambiguous=frozenset(sections["ambiguous"]),
         _links=links,
         _linked_from={doid: ncit for ncit, doid in links.items()},
     )
-
-
-def _indexes(rows: list[list[str]], scopes: list[str]) -> dict[str, dict[str, list[str]]]:
-    """key -> concept ids, per kind of scope (``_KIND``)."""
-    index: dict[str, dict[str, list[str]]] = {"exact": {}, "narrow": {}, "related": {}}
-    by_scope = {str(i): index[_KIND[scope]] for i, scope in enumerate(scopes)}
-    for key, cid, scope_i, _release, _display in rows:
-        by_scope[scope_i].setdefault(key, []).append(cid)
-    return index
 
 
 @lru_cache(maxsize=1)
