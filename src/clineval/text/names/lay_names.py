@@ -119,6 +119,21 @@ def _drug_form(key: str) -> str | None:
     return new if new != key else None
 
 
+# Every word a qualifier rule (QUALIFIERS) needs: a name with none of them skips the patterns.
+_QUALIFIER_WORDS = frozenset(
+    "af afib atrial fibrillation flutter rvr ventricular response rate cirrhosis liver hepatic angina "
+    "pectoris valve stress urinary".split()
+)
+
+
+@lru_cache(maxsize=1)
+def _drug_words() -> frozenset[str]:
+    """Every word of a drug name, a toxin or an overdose word: a name with none of them has no drug form."""
+    _, rep = drug_map()
+    names = [*rep, *rep.values(), *TOXINS, "overdose poisoning intoxication toxicity toxic"]
+    return frozenset(w for n in names for w in n.split())
+
+
 @lru_cache(maxsize=65536)
 def extra_forms(forms: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     """(form, reason) added to a name's normalised forms: its lay name's clinical name, a drug name
@@ -129,6 +144,9 @@ def extra_forms(forms: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
         if lay is not None:
             for form in name_forms(lay.clinical):
                 added.setdefault(form, f"lay name {lay.name!r} = {lay.clinical!r} ({lay.source})")
+        words = set(key.split())
+        if not words & _QUALIFIER_WORDS and not words & _drug_words():
+            continue
         for pattern, template, rule in QUALIFIERS:
             if pattern.match(key):
                 added.setdefault(" ".join(pattern.sub(template, key).split()), f"qualifier rule {rule!r}")
