@@ -19,12 +19,14 @@ a gate: tier 4 does not gate and nothing reads this entry to decide a release.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from clineval.core import SuiteSpec
-from clineval.judging.qualification.identity import JudgeIdentity, judge_identities, reported_prompts
 from clineval.store import ResultStore
-from clineval.store.qualifications import QualificationRecord, latest_for
+
+if TYPE_CHECKING:  # imported by a run with a judge only: the qualification package is ~30 ms of start-up
+    from clineval.judging.qualification.identity import JudgeIdentity
+    from clineval.store.qualifications import QualificationRecord
 
 KEY = "judge_qualification"
 STALE_AFTER_DAYS = 180
@@ -72,6 +74,11 @@ def entry(identity: JudgeIdentity, record: QualificationRecord | None, now: date
 
 def judge_qualification(store: ResultStore, spec: SuiteSpec, now: datetime) -> dict[str, Any]:
     """``{"judge_qualification": {task: {prompt: entry}}}``, or ``{}`` when no task has a judge."""
+    if all(t.judge is None for t in spec.tasks):
+        return {}
+    from clineval.judging.qualification.identity import judge_identities, reported_prompts
+    from clineval.store.qualifications import latest_for
+
     identities = {
         t.id: {p: ids[p] for p in reported_prompts(t.judge) if p in (ids := judge_identities(t.judge))}
         for t in spec.tasks
