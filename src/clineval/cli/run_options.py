@@ -42,6 +42,7 @@ class RunOptions:
     limit: int | None = None
     seed: int | None = None
     concurrency: int = 16
+    workers: str = "1"
     timeout: float = 60.0
     max_retries: int = 3
     max_outage: float = 300.0
@@ -90,8 +91,28 @@ class RunOptions:
             degraded_threshold=self.degraded_threshold,
             prices=self.prices,
             preflight=not self.no_preflight,
+            workers=self.worker_count(),
             **extra,
         )
+
+    def worker_count(self) -> int:
+        """``--workers``: a number, or ``auto`` (the cores this process may use)."""
+        if self.workers == "auto":
+            import os
+
+            cores = (
+                os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else range(os.cpu_count() or 1)
+            )
+            return max(1, len(cores))
+        try:
+            count = int(self.workers)
+        except ValueError:
+            raise UserInputError(
+                f"--workers {self.workers!r}", hint="a number of processes, or auto"
+            ) from None
+        if count < 1:
+            raise UserInputError(f"--workers {count}: at least 1", hint="e.g. --workers 2, or auto")
+        return count
 
     def run_arguments(self) -> list[str]:
         """These options as ``clineval run`` arguments: each one not at its default, and ``--seed`` whenever
@@ -129,6 +150,13 @@ RUN_OPTIONS: dict[str, Any] = {
         metavar="S",
     ),
     "concurrency": _option("--concurrency", int, "Concurrent calls to a live system.", min=1, metavar="N"),
+    "workers": _option(
+        "--workers",
+        str,
+        "Run as N local processes over the shard partition (auto: one per core), finalized once; a live "
+        "endpoint's --concurrency is divided across them (docs/runs/sharding.md).",
+        metavar="N|auto",
+    ),
     "timeout": _option("--timeout", float, "Per-call timeout, seconds.", min=0.001, metavar="S"),
     "max_retries": _option("--max-retries", int, "Retries of a retryable failure.", min=0, metavar="N"),
     "max_outage": _option(

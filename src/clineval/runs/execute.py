@@ -25,7 +25,11 @@ async def execute(
     done: set[tuple[str, str]],
     request: RunRequest,
     hooks: ProgressHooks | None,
+    *,
+    unmatched: bool = True,
 ) -> tuple[dict[str, TaskStats], list[str]]:
+    """``unmatched``: warn about replayed predictions no case asked for (a worker of a run of workers does
+    not: it asked for its shard's only; the parent warns for the whole run, ``unmatched_predictions``)."""
     cache = ResponseCache(request.cache_path) if request.cache_path is not None else None
     settings = RunSettings(
         concurrency=request.concurrency, policy=request.policy, cache=cache, retry_failed=request.retry_failed
@@ -58,8 +62,8 @@ async def execute(
                 stats[task_id].seconds = round(time.perf_counter() - started, 3)
                 if hooks:
                     hooks.task_finished(task_id, stats[task_id])
-                if suite.spec.limit is None and not done:
-                    warnings.extend(_unmatched_predictions(task))
+                if unmatched and suite.spec.limit is None and not done:
+                    warnings.extend(unmatched_predictions(task))
     finally:
         if cache is not None:
             cache.close()
@@ -75,7 +79,7 @@ def _absent_from(ids: set[str]) -> Callable[[str], bool]:
     return lambda case_id: case_id not in ids
 
 
-def _unmatched_predictions(task: BuiltTask) -> list[str]:
+def unmatched_predictions(task: BuiltTask) -> list[str]:
     """Replayed predictions that joined no case usually mean a wrong id field or id format."""
     unused = getattr(task.system, "unused_ids", None)
     ids: list[str] = unused() if callable(unused) else []

@@ -46,6 +46,7 @@ class RunRequest:
     run_id: str | None = None  # the shared run a shard writes into (required with ``shard``)
     out: Path | None = None  # where the CLI writes the reports: kept in the printed resume command
     preflight: bool = False  # check every live endpoint first (clineval.systems.preflight); the CLI's default
+    workers: int = 1  # ``--workers N``: N local processes over the shard partition (clineval.runs.workers)
 
     def __post_init__(self) -> None:
         _check_shard_options(self)
@@ -57,7 +58,17 @@ class RunRequest:
 
 
 def _check_shard_options(request: RunRequest) -> None:
-    if (request.shard is None) != (request.run_id is None):
+    if request.workers < 1:
+        raise UserInputError(f"--workers {request.workers}: at least 1", hint="e.g. --workers 2, or auto")
+    if request.workers > 1 and (request.shard is not None or request.resume is not None):
+        flag = "--shard" if request.shard is not None else "--resume"
+        raise UserInputError(
+            f"--workers does not take {flag}",
+            hint="resume a run of workers with the command it printed: --workers N --run-id NAME",
+        )
+    if request.workers > 1 and request.run_id is not None and not 0 < len(request.run_id) <= 64:
+        raise UserInputError(f"--run-id {request.run_id!r} must be 1 to 64 characters")
+    if request.workers == 1 and (request.shard is None) != (request.run_id is None):
         raise UserInputError(
             "--shard and --run-id go together",
             hint="every shard of a run names the same run id: --shard K/N --run-id R",

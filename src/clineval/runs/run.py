@@ -20,7 +20,7 @@ from clineval.analysis import degradation
 from clineval.analysis.usage import load_prices
 from clineval.config import load_suite
 from clineval.core import RunResult
-from clineval.runs import shards
+from clineval.runs import shards, workers
 from clineval.runs.execute import execute
 from clineval.runs.finalize import aggregate_results, finalize_run, metric_rows, record_metrics
 from clineval.runs.interrupts import RunInterrupted, store_write_error
@@ -72,6 +72,8 @@ def run_suite(
     """
     if request.shard is not None:
         return shards.run_shard(request, hooks, on_start).result()
+    if request.workers > 1:
+        return workers.run_workers(request, hooks, on_start)
     prices = load_prices(request.prices) if request.prices is not None else None  # a bad file: before any run
     store = ResultStore(request.store_url)
     run_id: str | None = None

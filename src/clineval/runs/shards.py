@@ -69,7 +69,7 @@ def shard_suite(suite: BuiltSuite, shard: int, of: int) -> BuiltSuite:
     return BuiltSuite(spec=suite.spec, tasks=tasks)
 
 
-def _check_same_run(stored: RunInfo, suite: BuiltSuite, of: int) -> None:
+def check_same_run(stored: RunInfo, suite: BuiltSuite, of: int) -> None:
     hint = "every shard of a run runs the same suite file and options; or pick a new --run-id"
     check_same_suite(stored, suite, hint)
     stored_of = stored.provenance.get("shards")
@@ -106,7 +106,7 @@ def run_shard(
         info = new_run_info(suite, request, run_id, shards=of, run_name=request.run_id, **judge)
         store.create_run_if_absent(info)
         stored = store.get_run(run_id)
-        _check_same_run(stored, suite, of)
+        check_same_run(stored, suite, of)
         mine = shard_suite(suite, shard, of)
         store.shards.start(run_id, shard, of)
         started = True

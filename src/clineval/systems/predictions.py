@@ -304,6 +304,14 @@ class PredictionsSystem(ReplaySystem):
         self._used[position] = 1
         return output
 
+    def mark_used(self, case_ids: Iterable[str]) -> None:
+        """Count the predictions these cases ask for as used, as their calls would (a run of workers: the
+        calls happened in other processes; ``unused_ids`` then warns for the whole run)."""
+        for case_id in case_ids:
+            position = self._index.get(normalize_id(case_id, numeric_ids=self.options.numeric_ids))
+            if position is not None:
+                self._used[position] = 1
+
     def check_cases(self, cases: Iterable[Case]) -> None:
         """Refuse a file none of whose ids matches a case: that is a wrong file, id field or id format (e.g.
         ``"0007"`` vs ``"7"``), not a system that failed on every case. ``cases`` is iterated once (it may

@@ -27,7 +27,8 @@ ShardOpt = Annotated[
     ),
 ]
 RunIdOpt = Annotated[
-    str | None, typer.Option("--run-id", help="The shared run the shards write into (with --shard).")
+    str | None,
+    typer.Option("--run-id", help="The shared run the shards write into (with --shard or --workers)."),
 ]
 
 
