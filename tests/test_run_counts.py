@@ -10,7 +10,7 @@ from sqlalchemy import delete, func, select
 
 from clineval.core import CaseResult, ComponentSpec, RunInfo, Score, SuiteSpec, SystemOutput, TaskSpec
 from clineval.store import ResultStore
-from clineval.store.run_counts import read_counts
+from clineval.store.case_reads import read_counts
 from clineval.store.tables import run_counts, utcnow
 from clineval.view import queries
 

@@ -116,7 +116,7 @@ case_results = Table(
 
 # Per run and task: cases (kind "n"), failed cases ("failed"), cases per scorer label ("label": name = the
 # scorer, value = the label) and per failure kind ("failure"); one row per kind and value for each batch the
-# writer commits, summed when read (clineval.store.run_counts; migration 0010)
+# writer commits, summed when read (clineval.store.case_reads; migration 0010)
 run_counts = Table(
     "run_counts",
     metadata,

@@ -40,10 +40,10 @@ from sqlalchemy import (
 )
 
 from clineval.core import CaseResult
+from clineval.store.case_reads import batch_rows, stale_row
 from clineval.store.commits import commit_rows, retry_budget
 from clineval.store.keys import case_key
 from clineval.store.liveness import HEARTBEAT_S, HOST, mark_active
-from clineval.store.run_counts import batch_rows, stale_row
 from clineval.store.tables import case_results, dumps, run_counts, runs, utcnow
 
 log = logging.getLogger(__name__)
@@ -247,7 +247,7 @@ class ResultWriter:
             inserted = _insert_ignoring_duplicates(conn, some)
             if some is not rows:  # one row at a time, looking for a refused one: the sums will not match
                 return
-            # the run's sums (clineval.store.run_counts), in the same transaction; a batch some of whose
+            # the run's sums (clineval.store.case_reads), in the same transaction; a batch some of whose
             # rows were already stored (or a driver that cannot tell) makes them unusable, never wrong
             conn.execute(insert_counts, counts if inserted == len(rows) else [stale_row(self.run_id)])
 

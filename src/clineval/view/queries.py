@@ -26,8 +26,8 @@ from sqlalchemy import (
 )
 
 from clineval.core import CaseResult, SuiteSpec
+from clineval.store.case_reads import read_counts
 from clineval.store.keys import case_key
-from clineval.store.run_counts import read_counts
 from clineval.store.tables import case_results, is_tagged, loads, runs
 
 PAGE_SIZE = 50
@@ -120,8 +120,8 @@ def run_rows(engine: Engine, run_id: str | None = None) -> list[RunRow]:
 
 
 def _case_counts(conn: Connection, run_ids: list[str]) -> dict[str, tuple[int, int]]:
-    """``run -> (cases, failed cases)``: from the run's sums (``store.run_counts``) where they hold, else
-    counted from its cases (a run stored before the sums)."""
+    """``run -> (cases, failed cases)``: from the run's sums (``run_counts``, ``store.case_reads``) where they
+    hold, else counted from its cases (a run stored before the sums)."""
     found: dict[str, tuple[int, int]] = {}
     for run_id in run_ids:
         sums = read_counts(conn, run_id)
