@@ -8,13 +8,13 @@ module wires the library together.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Sequence
 from typing import overload
 
 from clineval.analysis.case_summary import RunTotals, SummaryPlan
 from clineval.core import CaseResult, RunInfo, RunResult, Scorer, SuiteSpec
 from clineval.core.helpers.columns import TaskColumns
+from clineval.core.helpers.lines import loads
 from clineval.scoring.registry import SCORERS
 from clineval.store import ResultStore
 
@@ -42,7 +42,7 @@ def read_totals(store: ResultStore, info: RunInfo, plan: SummaryPlan | None = No
         for task_id, case_id, text in store.iter_summaries(info.run_id):
             if text is None:
                 break
-            totals.add(task_id, case_id, json.loads(text))
+            totals.add(task_id, case_id, loads(text))  # msgspec: json's values, ~3x faster
         else:
             return totals
     totals = RunTotals(plan)
