@@ -85,3 +85,29 @@ def test_a_batch_with_stored_rows_makes_the_sums_unusable(tmp_path: Path) -> Non
         assert read_counts(conn, "r1") is None  # never wrong: counted from the cases
     assert live(store, "r1")[0] == (2, 0)
     store.close()
+
+
+def test_filtered_pages_are_the_same_with_and_without_the_sums(tmp_path: Path) -> None:
+    store = ResultStore(f"sqlite:///{tmp_path / 'store.db'}")
+    store.create_run(RunInfo(run_id="r1", suite=SUITE, status="running", created_at=utcnow()))
+    with store.writer("r1") as writer:
+        for i in range(300):
+            writer.put(result(i, "a" if i % 3 else "b"))
+    filters = [
+        queries.CaseFilter(label="mcq:incorrect"),
+        queries.CaseFilter(label="mcq:failed", task="a"),
+        queries.CaseFilter(label="mcq:nothing"),
+        queries.CaseFilter(failure="timeout"),
+        queries.CaseFilter(failure="connection"),
+    ]
+
+    def pages() -> list[tuple[int, list[int], bool]]:
+        found = [queries.case_page(store.engine, "r1", flt) for flt in filters]
+        return [(p.total, [i for i, _ in p.rows], p.capped) for p in found]
+
+    with_sums = pages()
+    with store.engine.begin() as conn:
+        conn.execute(delete(run_counts))
+    assert pages() == with_sums
+    assert [total for total, _, _ in with_sums] == [86, 28, 0, 21, 0]
+    store.close()

@@ -150,7 +150,8 @@ def _conditions(run_id: str, flt: CaseFilter) -> list[ColumnElement[bool]]:
     if flt.stratum:
         key, _, value = flt.stratum.partition("=")
         where.append(_path("metadata", key) == value)
-    if flt.failure:
+    if flt.failure:  # only a failed case has an error: its status (a column) is tested before its JSON
+        where.append(case_results.c.status == "failed")
         where.append(_path("output", "error", "kind") == flt.failure)
     if flt.text:
         needle = f"%{escape_like(flt.text)}%"
@@ -184,8 +185,9 @@ def case_page(
     else:
         query = query.offset(skipped)
     with engine.connect() as conn:
-        rows = conn.execute(query.limit(PAGE_SIZE + 1)).all()
-        total = _count(conn, where)
+        total = _summed(conn, run_id, flt)
+        rows = [] if total == 0 else conn.execute(query.limit(PAGE_SIZE + 1)).all()
+        total = _count(conn, where) if total is None else total
     shown = [(int(r[0]), parse_result(r[1])) for r in rows[:PAGE_SIZE]]
     next_after = shown[-1][0] if len(rows) > PAGE_SIZE and shown else None
     return CasePage(
@@ -196,6 +198,23 @@ def case_page(
         has_previous=page > 1 or after is not None,
         capped=total > TOTAL_CAP,
     )
+
+
+def _summed(conn: Connection, run_id: str, flt: CaseFilter) -> int | None:
+    """The number of cases a label or failure filter (alone, or with a task) matches, from the run's sums
+    (``run_counts``): exact, and a filter nothing matches reads no row. None when not known that way."""
+    if flt.stratum or flt.text or flt.case_ids or bool(flt.label) == bool(flt.failure):
+        return None
+    scorer, _, label = (flt.label or "").partition(":")
+    if flt.label and label == "None":  # the sums name a missing label "None"; the filter compares text
+        return None
+    sums = read_counts(conn, run_id)
+    if sums is None:
+        return None
+    tasks = [flt.task] if flt.task else list({*sums.labels, *sums.failures})
+    if flt.label:
+        return sum(sums.labels.get(t, {}).get(scorer, {}).get(label, 0) for t in tasks)
+    return sum(sums.failures.get(t, {}).get(str(flt.failure), 0) for t in tasks)
 
 
 def _count(conn: Connection, where: list[ColumnElement[bool]]) -> int:
