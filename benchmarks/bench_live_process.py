@@ -3,10 +3,18 @@
 1,000 MedQA questions, concurrency 50, a scripted OpenAI-compatible server answering after 50 ms in ANOTHER
 process (clineval.testing.openai_server). The ideal wall time is ceil(N / concurrency) x latency = 1.0 s;
 anything above it is client overhead: interpreter start, imports, suite building, provenance hashing, the
-store, scoring and reports. Target: `clineval run` <= 1.6x the ideal.
+store, scoring and reports. Target (issue 26): `clineval run` <= 1.3x the ideal.
 
     .venv/bin/python benchmarks/bench_live_process.py [--n 1000] [--concurrency 50] [--latency 0.05]
         [--repeats 3] [--no-inspect] [--profile FILE.prof]
+
+The fixed cost of a small run (what a CI gate pays every time; issue 26 targets: <= 0.6 s on an existing
+store, <= 0.9 s on a new one):
+
+    .venv/bin/python benchmarks/bench_live_process.py --n 10 --repeats 5 --no-inspect
+
+Best and median of the repeats are printed, wall and CPU, with the load average before and after: on a
+shared machine the best is the figure to compare, CPU beside wall.
 
 inspect_ai (the ``bench`` extra: ``pip install -e '.[bench]'``) runs the same questions in its own process:
 ``multiple_choice`` solver, ``choice`` scorer, model ``openai-api/scripted/scripted-model`` with its base URL
@@ -34,6 +42,9 @@ from clineval.testing import Script, running_server_process
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 MEDQA = SHARED_DATA / "medqa_usmle_4opt" / "phrases_no_exclude_test.jsonl"
 PYTHON = sys.executable
+TARGET_RATIO = 1.3  # issue 26 (issue 16's was 1.6)
+SMALL_RUN = 10  # at most this many questions: the fixed cost of a run is measured
+SMALL_TARGETS = {"clineval run": 0.6, "clineval run, new store (migrations)": 0.9}
 
 SUITE = """name: bench-live-process
 tasks:
@@ -106,6 +117,7 @@ def main() -> None:
     parser.add_argument("--no-inspect", action="store_true")
     parser.add_argument("--profile", type=Path, help="write a cProfile of one `clineval run` here")
     args = parser.parse_args()
+    load_before = os.getloadavg()
     ideal = math.ceil(args.n / args.concurrency) * args.latency
     rows: list[tuple[str, list[tuple[float, float]]]] = []
     with (
@@ -164,22 +176,33 @@ def main() -> None:
         f"ideal = ceil({args.n}/{args.concurrency}) x {args.latency:g} s = {ideal:.3f} s; "
         f"median of {args.repeats} whole processes (start to exit); server saw {calls} calls\n"
     )
-    header = ("process", "wall s (median)", "vs ideal", "CPU s (median)", "wall s of each run")
+    header = ("process", "wall s (median)", "vs ideal", "wall s (best)", "CPU s (median)", "CPU s (best)")
     table = [
         (
             name,
             f"{statistics.median(w for w, _ in t):.3f}",
             f"{statistics.median(w for w, _ in t) / ideal:.2f}x",
+            f"{min(w for w, _ in t):.3f}",
             f"{statistics.median(c for _, c in t):.3f}",
-            ", ".join(f"{w:.2f}" for w, _ in t),
+            f"{min(c for _, c in t):.3f}",
         )
         for name, t in rows
     ]
     widths = [max(len(r[i]) for r in [header, *table]) for i in range(len(header))]
     for row in [header, tuple("-" * w for w in widths), *table]:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
-    ratio = statistics.median(w for w, _ in rows[0][1]) / ideal
-    print(f"\ntarget `clineval run` <= 1.6x ideal: {'OK' if ratio <= 1.6 else 'ABOVE TARGET'} ({ratio:.2f}x)")
+    load = ", ".join(f"{a:.2f}/{b:.2f}" for a, b in zip(load_before, os.getloadavg(), strict=True))
+    print(f"\nload average (1, 5, 15 min) before/after: {load}")
+    for name, t in rows:
+        print(f"wall s of each run, {name}: {', '.join(f'{w:.2f}' for w, _ in t)}")
+    if args.n <= SMALL_RUN:  # the fixed cost of a small run: absolute targets, best of the repeats
+        for name, limit in SMALL_TARGETS.items():
+            best = min(w for w, _ in results.get(name, [(math.inf, 0.0)]))
+            print(f"target {name} <= {limit:g} s: {'OK' if best <= limit else 'ABOVE TARGET'} ({best:.3f} s)")
+    else:
+        ratio = statistics.median(w for w, _ in rows[0][1]) / ideal
+        verdict = "OK" if ratio <= TARGET_RATIO else "ABOVE TARGET"
+        print(f"target `clineval run` <= {TARGET_RATIO:g}x ideal: {verdict} ({ratio:.2f}x)")
     if inspect_error:
         print(f"inspect_ai could not run: {inspect_error}")
     if args.profile:
