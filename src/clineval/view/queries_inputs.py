@@ -10,21 +10,80 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from clineval.core import CaseInput, SuiteSpec
+
+if TYPE_CHECKING:
+    from clineval.datasets.lazy_cases import JsonlCases
 
 _CACHE_SIZE = 8
 _lock = threading.Lock()
 _cache: OrderedDict[tuple[str, str, str], DatasetInputs] = OrderedDict()
 
 
+class FileInputs(Mapping[str, CaseInput]):
+    """``case id -> input`` of a dataset read from its file (``datasets.lazy_cases``): ids and line offsets
+    are held (~100 bytes a case), an input is parsed from its line when asked for. A 300,000-case dataset
+    held as a dict of inputs took ~450 MB of the viewer's memory (issue 26)."""
+
+    def __init__(self, cases: JsonlCases) -> None:
+        from clineval.core.helpers.id_index import HashIndex
+
+        self._cases = cases
+        self._index = HashIndex(cases.ids)
+        self._signature = _signature(cases.path)  # the file whose hash was checked against the run's
+
+    def unchanged(self) -> bool:
+        """Whether the file is still the one loaded (else no input is shown: it may not be what was asked)."""
+        return _signature(self._cases.path) == self._signature
+
+    def __getitem__(self, case_id: str) -> CaseInput:
+        from clineval.core.errors import DataFileError
+
+        position = self._index.get(case_id)
+        if position is None or not self.unchanged():
+            raise KeyError(case_id)
+        try:
+            return self._cases[position].input
+        except (DataFileError, OSError):  # the file changed under us: shown as not available
+            raise KeyError(case_id) from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._cases.ids)
+
+    def __len__(self) -> int:
+        return len(self._cases)
+
+    def items(self) -> Iterator[tuple[str, CaseInput]]:  # type: ignore[override]
+        """Every (id, input), reading the file once in order (not a look-up per id)."""
+        from clineval.core.errors import DataFileError
+
+        if not self.unchanged():
+            return
+        try:
+            for case in self._cases:
+                yield case.id, case.input
+        except (DataFileError, OSError):
+            return
+
+
+def _signature(path: Path) -> tuple[int, int, int] | None:
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat.st_ino, stat.st_size, stat.st_mtime_ns
+
+
 @dataclass(frozen=True)
 class DatasetInputs:
     """``case id -> input`` of one task's dataset, or why it could not be shown."""
 
-    inputs: dict[str, CaseInput]
+    inputs: Mapping[str, CaseInput]
     problem: str | None = None
 
 
@@ -41,6 +100,10 @@ def _load(suite: SuiteSpec, task_id: str) -> DatasetInputs:
         return DatasetInputs({}, f"the dataset could not be read again ({type(err).__name__})")
     if task.dataset.content_hash and loaded.content_hash != task.dataset.content_hash:
         return DatasetInputs({}, "the dataset file changed since this run: its inputs are not shown")
+    from clineval.datasets.lazy_cases import JsonlCases
+
+    if isinstance(loaded.cases, JsonlCases):  # read from its file when shown: memory flat in its size
+        return DatasetInputs(FileInputs(loaded.cases))
     return DatasetInputs({case.id: case.input for case in loaded.cases})
 
 
