@@ -14,7 +14,7 @@ from clineval.view.queries_inputs import FileInputs, _load, matching_ids
 
 def test_file_inputs_are_the_dataset_inputs(tmp_path: Path) -> None:
     rows = [
-        {"question": f"Which drug {i}?", "answer": "x", "options": {"A": "x", "B": f"y{i}"}}
+        {"question": f"Which drug {i}?", "answer": "x", "options": {"A": "x"}, "answer_idx": "A"}
         for i in range(30)
     ]
     data = tmp_path / "q.jsonl"
