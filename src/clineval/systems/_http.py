@@ -22,7 +22,7 @@ from typing import Any
 import aiohttp
 
 from clineval.core.errors import RetryableCallError, SystemCallError
-from clineval.core.helpers.lines import json_too_deep
+from clineval.core.helpers.lines import json_too_deep, loads
 from clineval.core.helpers.redaction import FRAGMENT, redact, redact_clip
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -131,13 +131,14 @@ class JsonHttpClient:
     async def post_json(
         self, url: str, payload: Any, headers: Mapping[str, str], *, secrets: Iterable[str] = ()
     ) -> Any:
-        """POST ``payload`` as JSON once; the decoded JSON body, or a (Retryable)SystemCallError."""
+        """POST ``payload`` as JSON once (``bytes``: JSON already encoded, sent as they are); the decoded
+        JSON body, or a (Retryable)SystemCallError."""
         if self._session is None:
             await self.start(10)
         session = self._session
         if session is None:
             raise RuntimeError("JsonHttpClient was closed while starting")
-        data = _JSON.encode(payload).encode("utf-8")
+        data = payload if isinstance(payload, bytes) else _JSON.encode(payload).encode("utf-8")
         send_headers = {"Content-Type": "application/json", **headers}
         secrets = list(secrets)
         try:
@@ -157,7 +158,7 @@ class JsonHttpClient:
             text = body.decode(json.detect_encoding(body), "surrogatepass")  # as json.loads(bytes) does
             if json_too_deep(text):
                 raise ValueError("nested too deep")
-            return json.loads(text)
+            return loads(text)  # json.loads's values and errors, through msgspec (~3x faster) when it can
         except (ValueError, UnicodeDecodeError):  # often a body cut short: the runner retries it
             head = body[: 4 * (_MAX_SNIPPET + 2 * max(map(len, secrets), default=0) + FRAGMENT)]
             snippet = redact_clip(head.decode("utf-8", errors="replace"), _MAX_SNIPPET, secrets)

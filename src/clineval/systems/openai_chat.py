@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+import msgspec
 from pydantic import BaseModel, ConfigDict, Field
 
 from clineval.core.case import Case
@@ -24,6 +25,10 @@ from clineval.core.specs import ComponentSpec, canonical_json, sha256_text
 from clineval.systems._http import JsonHttpClient
 from clineval.systems._outputs import OutputFormat, output_from_value
 from clineval.systems.prompts import Message, load_prompt
+
+# The request body: msgspec writes a chat body (~1.5 kB) in 1.6 us where json's encoder takes 15 us (issue 26:
+# a live call's client CPU). The same JSON value, without json's spaces after ',' and ':'.
+_ENCODE = msgspec.json.Encoder().encode
 
 
 class OpenAIOptions(BaseModel):
@@ -114,7 +119,11 @@ class OpenAIChatSystem:
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         secrets = [key, headers["Authorization"]] if key else []
         body = self._body(self.messages(case))
-        data = await self._client.post_json(self.url, body, headers, secrets=secrets)
+        try:
+            payload: Any = _ENCODE(body)
+        except (TypeError, ValueError):  # a lone surrogate: json's encoder fails on it as it always did
+            payload = body
+        data = await self._client.post_json(self.url, payload, headers, secrets=secrets)
         output = parse_chat_completion(data)
         if self.options.output == "text" or output.text is None:
             return output
