@@ -20,8 +20,10 @@ from pathlib import Path
 from clineval.text.names.diagnosis_vocab import load_vocabulary, name_forms
 from clineval.text.names.equivalence import best_match, equivalent
 from clineval.text.names.features import analyse
+from clineval.text.names.lay_names import extra_forms
 from clineval.text.names.normalisation import american, singular
 from clineval.text.names.ontology_match import broad_concepts, spelling_fix, terminology
+from clineval.text.names.organisms import organism_forms
 from clineval.text.names.resolution import parts_of
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -39,6 +41,8 @@ def _clear() -> None:
     singular.cache_clear()
     name_forms.cache_clear()
     analyse.cache_clear()
+    extra_forms.cache_clear()
+    organism_forms.cache_clear()
     load_vocabulary().cache.clear()
 
 

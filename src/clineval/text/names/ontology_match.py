@@ -196,7 +196,8 @@ def _known_words() -> dict[str, frozenset[str]]:
 def spelling_fix(word: str) -> str | None:
     """The Disease Ontology word a misspelt word stands for ("otosderosis" -> "otosclerosis"), or None.
     Only a word the ontology does not know, of 7+ letters, within 1 edit (2 from 10 letters) of exactly
-    one known word of the same first two letters: a known word is never changed ("hypothyroidism")."""
+    one known word of the same first two letters (its British and American "-ise"/"-ize" spellings count as
+    one: "generalhed" -> "generalized"): a known word is never changed ("hypothyroidism")."""
     if len(word) < 7 or not word.isalpha():
         return None
     bucket = _known_words().get(word[:2], frozenset())
@@ -208,7 +209,13 @@ def spelling_fix(word: str) -> str | None:
         for w in bucket
         if abs(len(w) - len(word)) <= limit and Levenshtein.distance(word, w, score_cutoff=limit) <= limit
     ]
-    return close[0] if len(close) == 1 else None
+    if len({_ize(w) for w in close}) == 1:  # "generalised" / "generalized": one word in two spellings
+        return min(close, key=lambda w: (w != _ize(w), w))
+    return None
+
+
+def _ize(word: str) -> str:
+    return word.replace("isation", "ization").replace("ised", "ized").replace("ise", "ize")
 
 
 BROAD_DESCENDANTS = 2500  # "disease", "disease of anatomical entity", "disease of cellular proliferation"
@@ -224,3 +231,43 @@ def broad_concepts() -> frozenset[str]:
         for up in term.ancestors(cid):
             counts[up] = counts.get(up, 0) + 1
     return frozenset(c for c, n in counts.items() if n > BROAD_DESCENDANTS)
+
+
+@lru_cache(maxsize=1)
+def _by_first_word() -> dict[str, tuple[str, ...]]:
+    """First word -> the LABEL/EXACT keys of two or more words that begin with it."""
+    found: dict[str, list[str]] = {}
+    for key in terminology().exact_keys():
+        first, _, rest = key.partition(" ")
+        if rest:
+            found.setdefault(first, []).append(key)
+    return {k: tuple(v) for k, v in found.items()}
+
+
+@lru_cache(maxsize=4096)
+def truncated_eponym(name: str) -> tuple[str, str] | None:
+    """(key, reason) when ``name`` is the first part of a hyphenated double eponym cut at its hyphen
+    ("Guillain" for Guillain-Barre syndrome): one capitalised word of 4+ letters that no ontology name is,
+    such that every ontology name beginning with it is a name of one concept (or of a concept and its
+    subtypes, read as the broadest) and at least one is written "<word>-<eponym>". None otherwise ("Wolff":
+    Wolff-Parkinson-White and Wolff-Chaikoff; "Charcot": Charcot-Marie-Tooth and Charcot joint; "Down": no
+    hyphenated name)."""
+    word = name.strip()
+    if len(word) < 4 or not word.isalpha() or not word[0].isupper():
+        return None
+    t = terminology()
+    key = name_key(word)
+    if t.concepts(key):  # a name itself ("Pneumonia"): no index needed
+        return None
+    keys = _by_first_word().get(key, ())
+    if not keys:
+        return None
+    stored = [(k, c) for k in keys for c in t.concepts(k)]
+    top = _broadest(t, tuple(c for _, c in stored))
+    hyphenated = [(k, c) for k, c in stored if t.name_source(k, c).display.lower().startswith(f"{key}-")]
+    if not top or not hyphenated:
+        return None
+    k, c = next(((k, c) for k, c in hyphenated if c in top), (None, None))
+    if k is None or c is None:
+        return None
+    return k, f"a double eponym cut at its hyphen: {explain(k, c, t)}"

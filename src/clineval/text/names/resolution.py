@@ -1,8 +1,9 @@
-"""What is known about one diagnosis name, computed once per vocabulary and cached: its normalised forms
-(a misspelt ontology word corrected), curated groups and hierarchy nodes, Disease Ontology concepts, overlap
-features, compositional parts, and a *signature*: every token through which some tier of
-``clineval.text.names.equivalence`` could relate it to another name (two names with disjoint signatures are
-not equivalent by any tier, so most pairs stop there).
+"""What is known about one diagnosis name, computed once per vocabulary and cached: its normalised forms (a
+misspelt ontology word corrected; an organism read as the infection it causes,
+``clineval.text.names.organisms``; a double eponym cut at its hyphen read whole), curated groups and
+hierarchy nodes, Disease Ontology concepts, overlap features, compositional parts, and a *signature*:
+every token through which some tier of ``clineval.text.names.equivalence`` could relate it to another name
+(two names with disjoint signatures are not equivalent by any tier, so most pairs stop there).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from clineval.text.names.features import NameFeatures, analyse
 from clineval.text.names.lay_names import extra_forms
 from clineval.text.names.ontology_match import NONE as NO_CONCEPTS
 from clineval.text.names.ontology_match import Concepts, concepts_of
+from clineval.text.names.organisms import may_name_organism, organism_forms
 
 _OR = re.compile(r"\s+or\s+", re.IGNORECASE)
 _OF = re.compile(r"\s+of\s+(?:the\s+)?", re.IGNORECASE)
@@ -64,6 +66,14 @@ def resolve(name: str, vocab: DiagnosisVocabulary) -> Resolved:
         if vocab.use_terminology and (fixed := _spelling_fixed(forms[0])) is not None:
             forms = (*forms, fixed)  # "Schizophrenifonn disorder": a misspelt ontology word, corrected
         rewrites = extra_forms(forms)  # "lockjaw" -> "tetanus", "AF with RVR" -> "af" (clineval...lay_names)
+        if vocab.use_terminology and may_name_organism(name):  # "Toxoplasma gondii" -> "toxoplasmosis"
+            rewrites = (*rewrites, *((f, why) for f, why in organism_forms(name) if f not in forms))
+        if (
+            vocab.use_terminology
+            and " " not in name.strip()
+            and (cut := ontology_match.truncated_eponym(name))
+        ):
+            rewrites = (*rewrites, cut)  # "Guillain": Guillain-Barre syndrome cut at its hyphen
         forms = (*forms, *(f for f, _ in rewrites)) if rewrites else forms
         groups = frozenset(
             g for f in forms if (g := vocab.group_of(f)) is not None and _fits(f, g, forms[0], vocab)
