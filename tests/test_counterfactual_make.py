@@ -7,8 +7,9 @@ import pytest
 
 from clineval.counterfactual.generation_report import render_markdown, word_diff
 from clineval.counterfactual.make import FORMATS, make_variants, read_jsonl, write_jsonl
+from tests.helpers import SHARED_DATA
 
-MEDQA = Path("/work/shared/data/medqa_usmle_4opt/phrases_no_exclude_test.jsonl")
+MEDQA = SHARED_DATA / "medqa_usmle_4opt" / "phrases_no_exclude_test.jsonl"
 
 RECORDS = [
     {

@@ -9,7 +9,9 @@ from types import ModuleType
 
 import pytest
 
-DATA = Path("/work/shared/data/lddx")
+from tests.helpers import SHARED_DATA
+
+DATA = SHARED_DATA / "lddx"
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "lddx_agreement.py"
 
 pytestmark = pytest.mark.skipif(not (DATA / "results_v8_5").is_dir(), reason="LDDx result files not present")
@@ -51,18 +53,23 @@ def test_decision_agreement(mod: ModuleType) -> None:
     # put forward citing a finding of the case before it is ruled out, or the ruling-out sentence citing one.
     # Of the 38 transcript AE decisions 34 keep it; myasthenia gravis and bipolar disorder (LDDx AE),
     # exogenous insulin and TTP (LDDx FN) become FN: 147 of 199 still.
+    # Issue 25: NCIt's is_a makes three LDDx AE ground truths hits of narrower names (hyperthyroidism by
+    # neonatal thyrotoxicosis, 'infection' by neonatal sepsis twice: AE/AE 23 -> 20, AE/TP 7 -> 10), and the
+    # truncated final name 'Guillain' now reads as Guillain-Barre syndrome, as LDDx has it (TP/AE 5 -> 4,
+    # TP/TP 69 -> 70): 145 of 199. docs/ddx/lddx_agreement.md ("Issue 25") judges each: clineval right in
+    # the three AE cases.
     assert {k: v for k, v in gt.items() if k[0] == k[1]} == {
-        ("TP", "TP"): 69,
+        ("TP", "TP"): 70,
         ("FN", "FN"): 55,
-        ("AE", "AE"): 23,
+        ("AE", "AE"): 20,
     }
-    assert gt[("TP", "FN")] == 8 and gt[("TP", "AE")] == 5
-    assert gt[("AE", "FN")] == 22 and gt[("AE", "TP")] == 7 and gt[("AE", "TM-SM")] == 1
+    assert gt[("TP", "FN")] == 8 and gt[("TP", "AE")] == 4
+    assert gt[("AE", "FN")] == 22 and gt[("AE", "TP")] == 10 and gt[("AE", "TM-SM")] == 1
     assert gt[("FN", "AE")] == 6 and gt[("FN", "TP")] == 2 and gt[("FN", "TM-SM")] == 1
     sys_ = dict(a.sys_confusion)
-    assert sys_[("TP", "TP")] == 73 and sys_[("FP", "FP")] == 65
+    assert sys_[("TP", "TP")] == 74 and sys_[("FP", "FP")] == 63
     assert sys_[("TP", "BROADER")] == 2 and sys_[("FP", "BROADER")] == 1
-    assert len(a.differences) == 199 - 147
+    assert len(a.differences) == 199 - 145
     assert any("'Gout'" in d and "pseudogout" in d for d in a.differences)
     unsupported = sorted(d.split(" - ")[0] for d in a.differences if "without support" in d)
     assert unsupported == [
