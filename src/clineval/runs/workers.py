@@ -245,6 +245,9 @@ def _fork_all(
         with contextlib.suppress(KeyboardInterrupt):
             _read_all(pipes, outcome, progress)  # the workers store their shards as interrupted
     finally:
+        for fd in list(pipes):  # left open only if reading failed: a worker blocked writing then stops
+            with contextlib.suppress(OSError):
+                os.close(fd)
         for pid in pids:
             _reap(pid, outcome)
     return outcome
