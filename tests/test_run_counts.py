@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import pytest
 from sqlalchemy import delete, func, select
 
 from clineval.core import CaseResult, ComponentSpec, RunInfo, Score, SuiteSpec, SystemOutput, TaskSpec
@@ -13,6 +14,7 @@ from clineval.store import ResultStore
 from clineval.store.case_reads import read_counts
 from clineval.store.tables import run_counts, utcnow
 from clineval.view import queries
+from tests.backends import BACKENDS, backend_url
 
 SUITE = SuiteSpec(
     name="counts",
@@ -51,8 +53,13 @@ def live(store: ResultStore, run_id: str) -> tuple[object, object, object]:
     )
 
 
-def test_sums_match_the_cases_and_a_mismatch_falls_back(tmp_path: Path) -> None:
-    store = ResultStore(f"sqlite:///{tmp_path / 'store.db'}")
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_sums_match_the_cases_and_a_mismatch_falls_back(tmp_path: Path, backend: str) -> None:
+    with backend_url(backend, tmp_path) as url:
+        _test_sums_match_the_cases_and_a_mismatch_falls_back(ResultStore(url))
+
+
+def _test_sums_match_the_cases_and_a_mismatch_falls_back(store: ResultStore) -> None:
     store.create_run(RunInfo(run_id="r1", suite=SUITE, status="running", created_at=utcnow()))
     with store.writer("r1") as writer:
         for i in range(300):
@@ -73,8 +80,13 @@ def test_sums_match_the_cases_and_a_mismatch_falls_back(tmp_path: Path) -> None:
     store.close()
 
 
-def test_a_batch_with_stored_rows_makes_the_sums_unusable(tmp_path: Path) -> None:
-    store = ResultStore(f"sqlite:///{tmp_path / 'store.db'}")
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_batch_with_stored_rows_makes_the_sums_unusable(tmp_path: Path, backend: str) -> None:
+    with backend_url(backend, tmp_path) as url:
+        _test_a_batch_with_stored_rows_makes_the_sums_unusable(ResultStore(url))
+
+
+def _test_a_batch_with_stored_rows_makes_the_sums_unusable(store: ResultStore) -> None:
     store.create_run(RunInfo(run_id="r1", suite=SUITE, status="running", created_at=utcnow()))
     with store.writer("r1") as writer:
         writer.put(result(1, "a"))
@@ -87,8 +99,13 @@ def test_a_batch_with_stored_rows_makes_the_sums_unusable(tmp_path: Path) -> Non
     store.close()
 
 
-def test_filtered_pages_are_the_same_with_and_without_the_sums(tmp_path: Path) -> None:
-    store = ResultStore(f"sqlite:///{tmp_path / 'store.db'}")
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_filtered_pages_are_the_same_with_and_without_the_sums(tmp_path: Path, backend: str) -> None:
+    with backend_url(backend, tmp_path) as url:
+        _test_filtered_pages_are_the_same_with_and_without_the_sums(ResultStore(url))
+
+
+def _test_filtered_pages_are_the_same_with_and_without_the_sums(store: ResultStore) -> None:
     store.create_run(RunInfo(run_id="r1", suite=SUITE, status="running", created_at=utcnow()))
     with store.writer("r1") as writer:
         for i in range(300):

@@ -306,4 +306,7 @@ def _insert_ignoring_duplicates(conn: Connection, rows: list[dict[str, Any]]) ->
         if not rows:
             return 0
         stmt = case_results.insert().values(result=_result_value(conn.dialect.name))
+    if conn.dialect.name == "postgresql":  # psycopg's executemany reports no row count (-1): the inserted
+        # rows' ids are returned instead (SQLAlchemy's insertmanyvalues: a few multi-row INSERTs)
+        return len(conn.execute(stmt.returning(case_results.c.id), rows).all())
     return int(conn.execute(stmt, rows).rowcount)
