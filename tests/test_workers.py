@@ -17,6 +17,7 @@ from clineval.runner.engine import TaskStats
 from clineval.runs import run as api
 from clineval.store import ResultStore
 from clineval.store.tables import case_results
+from tests.backends import BACKENDS, backend_url
 
 
 def suite_file(folder: Path, cases: int = 240) -> Path:
@@ -62,9 +63,13 @@ def by_case(store: ResultStore, run_id: str) -> dict[tuple[str, str], dict[str, 
     return {(r.task_id, r.case_id): r.model_dump(mode="json") for r in store.load_results(run_id)}
 
 
-def test_two_workers_give_one_process_results_case_for_case(tmp_path: Path) -> None:
-    suite = suite_file(tmp_path)
-    url = f"sqlite:///{tmp_path / 'store.db'}"
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_two_workers_give_one_process_results_case_for_case(tmp_path: Path, backend: str) -> None:
+    with backend_url(backend, tmp_path) as url:
+        _same_results(suite_file(tmp_path), url)
+
+
+def _same_results(suite: Path, url: str) -> None:
     one = api.run_suite(api.RunRequest(suite_path=suite, store_url=url, cache_path=None))
     recorder = Recorder()
     two = api.run_suite(
