@@ -121,7 +121,7 @@ def test_an_example_runs_as_its_comment_says(name: str, tmp_path: Path) -> None:
 
 
 def test_run_four_tier_writes_no_tracked_file_unless_asked(tmp_path: Path) -> None:
-    doc = ROOT / "docs" / "four_tier_example.md"
+    doc = ROOT / "docs" / "cds" / "four_tier_example.md"
     before = hashlib.sha256(doc.read_bytes()).hexdigest()
     script = ROOT / "examples" / "cds_recommender" / "run_four_tier.py"
     done = subprocess.run(

@@ -31,7 +31,7 @@ from clineval.testing import Script
 from tests.conftest import StartServer
 from tests.helpers import shared_data
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "tier4_judge.md"
+DOC = Path(__file__).resolve().parents[1] / "docs" / "judging" / "tier4_judge.md"
 SAMPLE_ID = "6d5f483c-3e86-456d-bfd5-4e28de699ae5"  # 3 turns: "Act as a hematologist" ...
 REFERENCE_SAMPLER = {"system_prompt": "You are a helpful assistant.", "temperature": 0.5, "max_tokens": 2048}
 

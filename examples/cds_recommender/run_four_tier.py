@@ -38,7 +38,7 @@ TIER_NAMES = {
     4: "Tier 4: scoped LLM judge (never gates)",
 }
 JUDGE = Script.load(HERE / "stand_in_judge.json")
-DOC = HERE.parents[1] / "docs" / "four_tier_example.md"
+DOC = HERE.parents[1] / "docs" / "cds" / "four_tier_example.md"
 OUT_NAME = "four_tier_example.md"
 
 
