@@ -9,12 +9,15 @@ FILE:LINE, labels without variance so that kappa is undefined, an unknown task, 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.text import Text
 
 from clineval.cli.common import DEFAULT_STORE, StoreOpt, console, user_errors
+from clineval.report.layout import Col, fitted_table, print_pairs
 
 if TYPE_CHECKING:
     from clineval.judging.qualification import Qualification
@@ -183,25 +186,54 @@ def list_command(
     if not records:
         console.print("no judge qualification stored", highlight=False)
         return
-    console.print(
-        "date | id | model | prompt | settings | labels | n | groups passed | verdict | lowest kappa"
-    )
-    for rec in records:
-        kappas = [
-            ((g.get("figures") or {}).get("agreement") or {}).get("kappa", {}).get("kappa")
-            for g in rec.figures
-        ]
-        lowest = min((k for k in kappas if isinstance(k, int | float)), default=None)
-        passed = sum(1 for g in rec.figures if g.get("qualified"))
-        verdict = "qualified" if rec.qualified else "NOT qualified"
-        console.print(
-            f"{rec.created_at:%Y-%m-%d %H:%M} | {rec.qualification_id} | {rec.judge_model} |"
-            f" {rec.prompt}@{rec.prompt_hash[:8]} | {rec.settings_hash[:8]} | {rec.labels_hash[:8]} |"
-            f" {rec.n_labelled} | {passed}/{len(rec.figures)} | {verdict} | {_num(lowest)}",
-            highlight=False,
-            markup=False,
-            soft_wrap=True,
-        )
+    _print_records(records)
+
+
+_LIST_COLUMNS = (
+    Col("id", label=True),
+    Col("date", justify="left"),
+    Col("model", justify="left", shrink=True),
+    Col("prompt", justify="left"),
+    Col("settings", justify="left"),
+    Col("labels", justify="left"),
+    Col("n"),
+    Col("groups passed"),
+    Col("verdict", justify="left"),
+    Col("lowest kappa"),
+)
+
+
+def _record_cells(rec: Any) -> list[str]:
+    kappas = [
+        ((g.get("figures") or {}).get("agreement") or {}).get("kappa", {}).get("kappa") for g in rec.figures
+    ]
+    lowest = min((k for k in kappas if isinstance(k, int | float)), default=None)
+    passed = sum(1 for g in rec.figures if g.get("qualified"))
+    return [
+        rec.qualification_id,
+        f"{rec.created_at:%Y-%m-%d %H:%M}",
+        rec.judge_model,
+        f"{rec.prompt}@{rec.prompt_hash[:8]}",
+        rec.settings_hash[:8],
+        rec.labels_hash[:8],
+        str(rec.n_labelled),
+        f"{passed}/{len(rec.figures)}",
+        "qualified" if rec.qualified else "NOT qualified",
+        _num(lowest),
+    ]
+
+
+def _print_records(records: Sequence[Any]) -> None:
+    """A table when every cell fits the console (as ``clineval runs``), else one block per record."""
+    rows = [_record_cells(rec) for rec in records]
+    table = fitted_table(console, _LIST_COLUMNS, [[Text(c) for c in row] for row in rows])
+    if table is not None:
+        console.print(table)
+        return
+    for row in rows:
+        console.print(Text.assemble("  ", (row[0], "bold"), "  ", row[8]), soft_wrap=True)
+        shown = [*range(1, 8), 9]
+        print_pairs(console, [(_LIST_COLUMNS[i].header, row[i]) for i in shown], indent=4)
 
 
 def register(app: typer.Typer) -> None:
