@@ -149,3 +149,20 @@ def test_errors() -> None:
         counterfactual_analysis([*data, Outcome("1:x", "1", "x", 1.0)])
     row = counterfactual_analysis(data, [["white", "nobody"]])["pairs"]["white|nobody"]
     assert row["n_pairs"] == 0 and row["p_holm"] is None
+
+
+def test_flipped_pairs_are_listed_in_the_base_questions_numeric_order() -> None:
+    from clineval.counterfactual.task import _flipped
+
+    answers = {"2": ("A", "B"), "11": ("C", "D"), "129": ("A", "A"), "43": ("B", "C")}
+    outcomes = [
+        Outcome(f"{g}:{v}", g, v, 1.0, answer)
+        for g, pair in answers.items()
+        for v, answer in zip(("white", "black"), pair, strict=True)
+    ]
+    # 129 answers alike (no flip); the rest in 2, 11, 43 order, not the string order 11, 2, 43
+    assert _flipped(outcomes, "white", "black") == [
+        ["2:white", "2:black"],
+        ["11:white", "11:black"],
+        ["43:white", "43:black"],
+    ]

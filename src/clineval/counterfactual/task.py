@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -137,10 +138,17 @@ def outcomes_from_results(
     return out
 
 
+def _natural(text: str) -> tuple[tuple[int, int, str], ...]:
+    """A sort key that orders "2" before "11" (base-question ids are often numbers written as text)."""
+    return tuple(
+        (0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", text) if part
+    )
+
+
 def _flipped(outcomes: Sequence[Outcome], a: str, b: str) -> list[list[str]]:
     by = {(o.group, o.variant): o for o in outcomes}
     rows = []
-    for (group, variant), x in sorted(by.items()):
+    for (group, variant), x in sorted(by.items(), key=lambda item: (_natural(item[0][0]), item[0][1])):
         y = by.get((group, b))
         if variant != a or y is None or x.answer is None or y.answer is None:
             continue
