@@ -75,6 +75,7 @@ def _print_version(value: bool) -> None:
 
 @app.callback()
 def _global_options(
+    ctx: typer.Context,
     show_version: Annotated[
         bool,
         typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version, exit 0."),
@@ -84,8 +85,9 @@ def _global_options(
 ) -> None:
     """Options before the command: --version, --quiet, --progress-interval."""
     progress.SETTINGS.interval_s = progress_interval
-    if quiet:
-        progress.set_quiet(console)
+    progress.set_quiet(console, quiet)
+    # a command run in the same process afterwards (a test, a notebook) is not left quiet
+    ctx.call_on_close(lambda: progress.set_quiet(console, False))
 
 
 @app.command()

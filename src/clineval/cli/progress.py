@@ -57,10 +57,12 @@ class ProgressSettings:
 SETTINGS = ProgressSettings()  # set once per process by the global options (cli.main's callback)
 
 
-def set_quiet(stdout: Console) -> None:
-    """``--quiet``: no progress, and nothing from ``stdout`` (summary tables); stderr is left alone."""
-    SETTINGS.quiet = True
-    stdout.quiet = True
+def set_quiet(stdout: Console, quiet: bool = True) -> None:
+    """``--quiet``: no progress, and nothing from ``stdout`` (summary tables); stderr is left alone. The
+    global options set it on every invocation and reset it when the command ends, so a command run in the
+    same process after a quiet one (tests, notebooks) prints again."""
+    SETTINGS.quiet = quiet
+    stdout.quiet = quiet
 
 
 class RichProgress:
